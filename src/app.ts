@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto'
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { Config } from './config.js'
+import { ApiError } from './errors.js'
+import { formsRoute } from './http/api/v1/forms.js'
+import { pagesRoute } from './http/api/v1/pages.js'
+import { registerApiPipeline } from './http/api/v1/pipeline.js'
+import { redirectsRoute } from './http/api/v1/redirects.js'
+import { submissionsRoute } from './http/api/v1/submissions.js'
+import { createClientErrorHandler, notFound, sendApiError, toApiError } from './http/errors.js'
+import { parseQueryString } from './http/params.js'
+import type { RateLimiter } from './ratelimit/limiter.js'
+import { ErrorSchema } from './schemas.js'
+import type { Services } from './services/index.js'
+
+export interface AppDependencies {
+  config: Pick<Config, 'ERROR_STYLE' | 'LOG_LEVEL'>
+  services: Services
+  limiter: RateLimiter
+}
+
+/** URLs longer than this answer 414; Node's header limit (16 KiB) stops anything far longer with 431. */
+export const MAX_URL_LENGTH = 8192
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** Paths and headers that must never reach the logs in clear. */
+export const REDACTED_LOG_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  'res.headers["set-cookie"]',
+]
+
+/**
+ * Builds the whole HTTP application without listening, so tests can `inject()` into it or listen
+ * on a port of their choosing. `server.ts` is the only caller that listens.
+ */
+export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
+  const style = deps.config.ERROR_STYLE
+  const app = Fastify({
+    logger: { level: deps.config.LOG_LEVEL, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } },
+    // Timeouts and sizes are set here on purpose rather than inherited from Node's defaults.
+    http: { maxHeaderSize: 16_384, requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 },
+    connectionTimeout: 60_000,
+    bodyLimit: 1_048_576,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id']
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
+    },
+    routerOptions: { maxParamLength: 512, ignoreTrailingSlash: false, querystringParser: parseQueryString },
+    clientErrorHandler: createClientErrorHandler(style),
+    frameworkErrors: (error, request, reply) => {
+      reply.header('X-Request-Id', request.id)
+      const apiError =
+        error.code === 'FST_ERR_BAD_URL'
+          ? new ApiError('bad_request', 'The request URL is malformed')
+          : toApiError(error, request)
+      sendApiError(reply, apiError, style)
+    },
+  })
+
+  app.addSchema(ErrorSchema)
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id)
+    if (request.url.length > MAX_URL_LENGTH) throw new ApiError('uri_too_long', 'The request URL is too long')
+  })
+
+  app.setErrorHandler((error, request, reply) => sendApiError(reply, toApiError(error, request), style))
+  app.setNotFoundHandler(() => {
+    throw notFound()
+  })
+
+  app.get('/healthz', { logLevel: 'warn' }, async () => ({ status: 'ok' }))
+
+  await app.register(
+    async (api) => {
+      registerApiPipeline(api, { keys: deps.services.keys, limiter: deps.limiter })
+      api.route(formsRoute(deps.services.content))
+      api.route(submissionsRoute(deps.services.content))
+      api.route(pagesRoute(deps.services.content))
+      api.route(redirectsRoute(deps.services.content))
+      // Unknown paths under /api/v1 pass through the pipeline first: a bad key is a 401, not a 404.
+      api.setNotFoundHandler(() => {
+        throw notFound()
+      })
+    },
+    { prefix: '/api/v1' },
+  )
+
+  return app
+}

@@ -1,0 +1,65 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { ValidationError } from './errors.js'
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+const PositiveInt = (description: string, defaultValue: number, maximum = 1_000_000_000) =>
+  Type.Integer({ minimum: 1, maximum, default: defaultValue, description })
+
+/**
+ * Every setting Lectern reads from the environment, with its default. The README's configuration
+ * table is this schema; `loadConfig` is the only reader of `process.env`.
+ */
+export const ConfigSchema = Type.Object({
+  DATABASE_URL: Type.String({
+    minLength: 1,
+    default: 'sqlite:./data/lectern.db',
+    description: '`sqlite:<file>` or `postgres://…`',
+  }),
+  REDIS_URL: Type.Optional(Type.String({ minLength: 1, description: 'shared rate limits across instances' })),
+  PORT: PositiveInt('TCP port to listen on', 3000, 65535),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'interface to bind' }),
+  LOG_LEVEL: Type.Union(
+    LOG_LEVELS.map((l) => Type.Literal(l)),
+    { default: 'info', description: 'pino log level' },
+  ),
+  ERROR_STYLE: Type.Union([Type.Literal('code'), Type.Literal('phrase')], {
+    default: 'code',
+    description: 'form of the `error` field',
+  }),
+  RATE_LIMIT_PER_HOUR: PositiveInt('requests per key per hour', 1000),
+  RATE_LIMIT_PER_SECOND: PositiveInt('requests per key in any rolling second', 10),
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+const NUMERIC_KEYS = ['PORT', 'RATE_LIMIT_PER_HOUR', 'RATE_LIMIT_PER_SECOND'] as const
+
+/**
+ * Parses settings from `env` (and overrides such as CLI flags), applying defaults. Throws a
+ * `ValidationError` naming every bad setting at once, so a misconfigured deploy fails on start.
+ */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<Record<keyof Config, string | number | undefined>> = {},
+): Config {
+  const raw: Record<string, unknown> = {}
+  for (const key of Object.keys(ConfigSchema.properties) as (keyof Config)[]) {
+    const value = overrides[key] ?? env[key]
+    if (value !== undefined && value !== '') raw[key] = value
+  }
+  for (const key of NUMERIC_KEYS) {
+    const value = raw[key]
+    // Only plain decimal digits count as numbers: "1e3" or "10.5" must be refused, not coerced.
+    if (typeof value === 'string' && /^[0-9]{1,10}$/.test(value)) raw[key] = Number(value)
+  }
+  const withDefaults = Value.Default(ConfigSchema, raw)
+  const problems = [...Value.Errors(ConfigSchema, withDefaults)].map(
+    (e) => `${e.path.slice(1) || 'config'}: ${e.message} (got ${JSON.stringify(e.value)})`,
+  )
+  if (problems.length > 0) {
+    throw new ValidationError(`Invalid configuration: ${problems.join('; ')}`, problems)
+  }
+  return withDefaults as Config
+}

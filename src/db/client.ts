@@ -1,0 +1,121 @@
+import { mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import SQLite from 'better-sqlite3'
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
+import { UnavailableError, ValidationError } from '../errors.js'
+import { migrationProvider } from './migrations/index.js'
+import type { Database } from './tables.js'
+
+export type DialectName = 'sqlite' | 'postgres'
+
+/** An open database: the Kysely instance plus the few facts about its dialect that callers need. */
+export interface DatabaseHandle {
+  db: Kysely<Database>
+  dialect: DialectName
+  /** Where the data lives, without credentials; safe to print. */
+  description: string
+  close(): Promise<void>
+}
+
+/**
+ * Opens the database named by `DATABASE_URL`. This is the only file that knows which dialects
+ * exist; everything dialect-specific (pragmas, pool settings, driver error codes) lives here.
+ */
+export function openDatabase(url: string): DatabaseHandle {
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length))
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url)
+  throw new ValidationError(`Unsupported DATABASE_URL '${redactUrl(url)}': use sqlite:<file> or postgres://…`)
+}
+
+function openSqlite(file: string): DatabaseHandle {
+  if (file === '')
+    throw new ValidationError('DATABASE_URL sqlite: needs a file name, e.g. sqlite:./data/lectern.db')
+  const path = file === ':memory:' ? file : resolve(file)
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const sqlite = new SQLite(path)
+  // WAL lets the CLI write while a server reads; busy_timeout makes writers queue instead of failing.
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma('busy_timeout = 5000')
+  sqlite.pragma('foreign_keys = ON')
+  sqlite.pragma('synchronous = NORMAL')
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  return {
+    db,
+    dialect: 'sqlite',
+    description: `sqlite:${path}`,
+    close: () => db.destroy(),
+  }
+}
+
+function openPostgres(url: string): DatabaseHandle {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 2000,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: 10_000,
+  })
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => {})
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  return {
+    db,
+    dialect: 'postgres',
+    description: redactUrl(url),
+    close: () => db.destroy(),
+  }
+}
+
+/** Brings the schema up to date. Safe to call on every start and from several processes. */
+export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
+  const migrator = new Migrator({ db: handle.db, provider: migrationProvider })
+  const { error, results } = await migrator.migrateToLatest()
+  if (error) throw translateDatabaseError(error)
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}
+
+/** True when a write failed because a unique or primary-key constraint already holds the value. */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505'
+}
+
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'SQLITE_BUSY',
+  'SQLITE_CANTOPEN',
+  '57P01', // admin_shutdown
+  '57P03', // cannot_connect_now
+  '08000',
+  '08003',
+  '08006',
+])
+
+/**
+ * Maps driver errors to the project's error types at the repository boundary: connection loss
+ * becomes `UnavailableError` (503); anything else stays as is and is reported as a 500.
+ */
+export function translateDatabaseError(error: unknown): unknown {
+  if (error instanceof UnavailableError) return error
+  const code = (error as { code?: unknown } | null)?.code
+  const message = error instanceof Error ? error.message : String(error)
+  if (
+    (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) ||
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+      message,
+    )
+  ) {
+    return new UnavailableError('Database unavailable', { cause: error })
+  }
+  return error
+}
+
+function redactUrl(url: string): string {
+  return url.replace(/\/\/([^@/]*)@/, '//***@')
+}

@@ -1,0 +1,9 @@
+import type { Migration, MigrationProvider } from 'kysely'
+import * as initial from './001-initial.js'
+
+/** Migrations are listed here rather than read from disk so that source and build run the same set. */
+export const migrationProvider: MigrationProvider = {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return { '001-initial': initial }
+  },
+}

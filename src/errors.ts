@@ -1,0 +1,76 @@
+/**
+ * The one error type of the HTTP API. Every failure a client can see is an `ApiError`; the error
+ * handler in `http/errors.ts` is the only place that turns it into the `{ error, message }` envelope.
+ */
+export const ERROR_TYPES = {
+  missing_authorization_header: { status: 401, phrase: 'Missing authorization header' },
+  invalid_authorization_format: { status: 401, phrase: 'Invalid authorization format' },
+  invalid_api_key: { status: 401, phrase: 'Invalid API key' },
+  api_key_inactive: { status: 401, phrase: 'API key inactive' },
+  insufficient_permissions: { status: 403, phrase: 'Insufficient permissions' },
+  resource_not_found: { status: 404, phrase: 'Resource not found' },
+  invalid_parameters: { status: 400, phrase: 'Invalid parameters' },
+  bad_request: { status: 400, phrase: 'Bad request' },
+  method_not_allowed: { status: 405, phrase: 'Method not allowed' },
+  uri_too_long: { status: 414, phrase: 'URI too long' },
+  request_header_fields_too_large: { status: 431, phrase: 'Request header fields too large' },
+  rate_limit_exceeded: { status: 429, phrase: 'Rate limit exceeded' },
+  internal_error: { status: 500, phrase: 'Internal server error' },
+  service_unavailable: { status: 503, phrase: 'Service unavailable' },
+} as const satisfies Record<string, { status: number; phrase: string }>
+
+export type ErrorType = keyof typeof ERROR_TYPES
+
+export type ErrorStyle = 'code' | 'phrase'
+
+export class ApiError extends Error {
+  readonly status: number
+  /** Extra response headers that belong to this failure (`WWW-Authenticate`, `Retry-After`, `Allow`). */
+  readonly headers: Record<string, string>
+
+  constructor(
+    readonly type: ErrorType,
+    message: string,
+    headers: Record<string, string> = {},
+  ) {
+    super(message)
+    this.name = 'ApiError'
+    this.status = ERROR_TYPES[type].status
+    this.headers = headers
+  }
+}
+
+/** The `error` field for a type in the configured style. */
+export function errorLabel(type: ErrorType, style: ErrorStyle): string {
+  return style === 'phrase' ? ERROR_TYPES[type].phrase : type
+}
+
+/**
+ * A failure of a service call that the caller can fix (bad input, unknown user, last admin…).
+ * Faces print it (CLI) or show it (dashboard); it never becomes a 500.
+ */
+export class ValidationError extends Error {
+  constructor(
+    message: string,
+    readonly problems: string[] = [message],
+  ) {
+    super(message)
+    this.name = 'ValidationError'
+  }
+}
+
+/** A service call named something that does not exist (a user, a key, a form). */
+export class NotFoundError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'NotFoundError'
+  }
+}
+
+/** The database (or another backing service) cannot be reached; callers answer 503 and retry later. */
+export class UnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'UnavailableError'
+  }
+}

@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto'
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  ApiError,
+  type ErrorStyle,
+  type ErrorType,
+  errorLabel,
+  NotFoundError,
+  UnavailableError,
+} from '../errors.js'
+
+/** Seconds a client should wait after a 503 before trying again. */
+export const UNAVAILABLE_RETRY_AFTER_S = 5
+
+/** Writes an `ApiError` as the `{ error, message }` envelope with its status and headers. */
+export function sendApiError(reply: FastifyReply, error: ApiError, style: ErrorStyle): FastifyReply {
+  return reply
+    .code(error.status)
+    .headers(error.headers)
+    .type('application/json; charset=utf-8')
+    .send({ error: errorLabel(error.type, style), message: error.message })
+}
+
+/**
+ * The one mapping from anything thrown to a response. `ApiError`s go out as they are; a lost
+ * database becomes a 503; client mistakes that Fastify detects become 400; everything else is
+ * logged with its request id and answered with a bare 500 — never a stack trace or SQL.
+ */
+export function toApiError(error: unknown, request: FastifyRequest): ApiError {
+  if (error instanceof ApiError) return error
+  if (error instanceof NotFoundError) return new ApiError('resource_not_found', error.message)
+  if (error instanceof UnavailableError) {
+    request.log.warn({ err: error.cause ?? error }, 'backing service unavailable')
+    return new ApiError(
+      'service_unavailable',
+      'The service is temporarily unavailable, please try again later',
+      {
+        'Retry-After': String(UNAVAILABLE_RETRY_AFTER_S),
+      },
+    )
+  }
+  const status = (error as Partial<FastifyError> | null)?.statusCode
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new ApiError('bad_request', 'The request could not be understood')
+  }
+  request.log.error({ err: error }, 'unhandled error')
+  return new ApiError('internal_error', 'An unexpected error occurred')
+}
+
+export function notFound(): ApiError {
+  return new ApiError('resource_not_found', 'The requested resource does not exist')
+}
+
+const CLIENT_ERRORS: Record<string, ErrorType> = {
+  HPE_HEADER_OVERFLOW: 'request_header_fields_too_large',
+  HPE_URI_TOO_LONG: 'uri_too_long',
+}
+
+/**
+ * Answers requests the HTTP parser rejected (oversized headers, malformed request line) with the
+ * envelope instead of a bare socket close. These never reach Fastify, so the response is written
+ * by hand; the connection is closed afterwards because the parser state is unusable.
+ */
+export function createClientErrorHandler(style: ErrorStyle) {
+  return (error: Error & { code?: string }, socket: Socket) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy()
+      return
+    }
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      socket.end(`HTTP/1.1 408 ${STATUS_CODES[408]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
+      return
+    }
+    const type = CLIENT_ERRORS[error.code ?? ''] ?? 'bad_request'
+    const apiError = new ApiError(
+      type,
+      type === 'bad_request' ? 'The request could not be parsed' : 'The request is too large',
+    )
+    const body = JSON.stringify({ error: errorLabel(type, style), message: apiError.message })
+    socket.end(
+      [
+        `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}`,
+        'Content-Type: application/json; charset=utf-8',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        `X-Request-Id: ${randomUUID()}`,
+        'Connection: close',
+        '',
+        body,
+      ].join('\r\n'),
+    )
+  }
+}

@@ -1,0 +1,75 @@
+import { HOUR_MS, type RateLimitDecision, type RateLimiter, type RateLimits, SECOND_MS } from './limiter.js'
+
+interface KeyState {
+  windowStart: number
+  count: number
+  /** Times of the last `perSecond` allowed requests, as a ring; `next` is the oldest slot. */
+  recent: number[]
+  next: number
+}
+
+/**
+ * Counts in this process's memory. The hourly window starts at a key's first request and lasts an
+ * hour. The burst limit is a sliding log of the last `perSecond` allowed requests: a request is
+ * allowed only when the oldest of them is at least a second old, so no rolling one-second
+ * interval ever holds more than `perSecond` — unlike a clock-aligned window, which lets twice that
+ * through across a boundary. Node runs this synchronously, so it is exact under concurrency.
+ */
+export class MemoryRateLimiter implements RateLimiter {
+  private readonly states = new Map<string, KeyState>()
+  private lastSweep = 0
+
+  constructor(
+    private readonly limits: RateLimits,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  async consume(key: string): Promise<RateLimitDecision> {
+    return this.consumeSync(key)
+  }
+
+  consumeSync(key: string): RateLimitDecision {
+    const now = this.clock()
+    this.sweep(now)
+    const { perHour, perSecond } = this.limits
+    let state = this.states.get(key)
+    if (state === undefined || now >= state.windowStart + HOUR_MS) {
+      state = { windowStart: now, count: 0, recent: state?.recent ?? [], next: state?.next ?? 0 }
+      this.states.set(key, state)
+    }
+    const windowEnd = state.windowStart + HOUR_MS
+    const decision = (allowed: boolean, retryAfterMs?: number): RateLimitDecision => ({
+      allowed,
+      limit: perHour,
+      remaining: Math.max(0, perHour - state.count),
+      resetAt: Math.ceil(windowEnd / 1000),
+      ...(retryAfterMs === undefined ? {} : { retryAfter: Math.max(1, Math.ceil(retryAfterMs / 1000)) }),
+    })
+    if (state.count >= perHour) return decision(false, windowEnd - now)
+    if (state.recent.length === perSecond) {
+      const oldest = state.recent[state.next]
+      if (now - oldest < SECOND_MS) return decision(false, oldest + SECOND_MS - now)
+    }
+    state.count += 1
+    if (state.recent.length < perSecond) {
+      state.recent.push(now)
+    } else {
+      state.recent[state.next] = now
+      state.next = (state.next + 1) % perSecond
+    }
+    return decision(true)
+  }
+
+  async close(): Promise<void> {
+    this.states.clear()
+  }
+
+  /** Forgets keys whose hourly window has ended, at most once a minute, so memory stays bounded. */
+  private sweep(now: number): void {
+    if (now - this.lastSweep < 60_000) return
+    this.lastSweep = now
+    for (const [key, state] of this.states) {
+      if (now >= state.windowStart + HOUR_MS) this.states.delete(key)
+    }
+  }
+}

@@ -1,0 +1,215 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import { guarded } from '../db/repositories/content.js'
+import type { Database } from '../db/tables.js'
+import { NotFoundError, ValidationError } from '../errors.js'
+import { newId, randomBase62 } from '../ids.js'
+import { formatTimestamp, now } from '../time.js'
+import { normalizeEmail } from './users.js'
+
+export const KEY_PREFIX = 'lk_live_'
+const KEY_RANDOM_LENGTH = 40
+/** Characters of the key kept for display: `lk_live_` plus four random characters. */
+const DISPLAY_PREFIX_LENGTH = KEY_PREFIX.length + 4
+/** A token that cannot be a key is refused without touching the database. */
+const KEY_SHAPE = /^lk_live_[0-9A-Za-z]{32,128}$/
+/** `lastUsedAt` is written at most this often per key, so reads do not become writes. */
+const LAST_USED_RESOLUTION_MS = 60_000
+
+export type KeyStatus = 'active' | 'inactive' | 'revoked'
+
+export interface ApiKeyView {
+  id: string
+  name: string
+  prefix: string
+  status: KeyStatus
+  /** Email of the creator; null once the creator has been deleted. */
+  createdBy: string | null
+  createdAt: string
+  lastUsedAt: string | null
+}
+
+/** The outcome of presenting a key, decided from the database on every request. */
+export type KeyCheck =
+  | { status: 'valid'; keyId: string; role: string }
+  | { status: 'invalid' }
+  | { status: 'inactive' }
+
+export function hashApiKey(plainKey: string): string {
+  return createHash('sha256').update(plainKey).digest('hex')
+}
+
+/**
+ * API keys: created once and shown once, stored as a SHA-256 hash plus a display prefix.
+ * There is deliberately no cache in front of `checkApiKey`: the lookup is one indexed read, and
+ * reading it fresh is what makes a revoke from any process effective on the next request.
+ */
+export function createKeyService(db: Kysely<Database>) {
+  const findKey = async (id: string) => {
+    const row = await db
+      .selectFrom('api_keys')
+      .select(['id', 'revoked_at'])
+      .where('id', '=', id)
+      .executeTakeFirst()
+    if (!row) throw new NotFoundError(`API key '${id}' not found`)
+    return row
+  }
+
+  const setActive = (id: string, active: boolean) =>
+    guarded(async () => {
+      const row = await findKey(id)
+      if (row.revoked_at !== null) {
+        throw new ValidationError(
+          `API key '${id}' is revoked; a revoked key cannot be ${active ? 'activated' : 'deactivated'}`,
+        )
+      }
+      await db
+        .updateTable('api_keys')
+        .set({ is_active: active ? 1 : 0 })
+        .where('id', '=', id)
+        .execute()
+    })
+
+  return {
+    /**
+     * Creates a key for a global admin. `userEmail` may be omitted when exactly one enabled global
+     * admin exists. Returns the plain key, which is not stored and cannot be shown again.
+     */
+    async createApiKey(input: { name: string; userEmail?: string }) {
+      const name = input.name.trim()
+      if (name.length === 0 || name.length > 100)
+        throw new ValidationError('Key name must be 1 to 100 characters')
+      const creator = await guarded(async () => {
+        if (input.userEmail !== undefined) {
+          const email = normalizeEmail(input.userEmail)
+          const user = await db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst()
+          if (!user) throw new NotFoundError(`User '${input.userEmail}' not found`)
+          if (user.role !== 'global_admin')
+            throw new ValidationError(`Only a global admin can create API keys; '${email}' is ${user.role}`)
+          if (user.is_disabled === 1) throw new ValidationError(`User '${email}' is disabled`)
+          return user
+        }
+        const admins = await db
+          .selectFrom('users')
+          .selectAll()
+          .where('role', '=', 'global_admin')
+          .where('is_disabled', '=', 0)
+          .limit(2)
+          .execute()
+        if (admins.length === 0)
+          throw new ValidationError('No global admin exists: create one first with `users create`')
+        if (admins.length > 1)
+          throw new ValidationError('Several global admins exist: name the key owner with --user')
+        return admins[0]
+      })
+      const plainKey = KEY_PREFIX + randomBase62(KEY_RANDOM_LENGTH)
+      const row = {
+        id: newId('key'),
+        name,
+        prefix: plainKey.slice(0, DISPLAY_PREFIX_LENGTH),
+        key_hash: hashApiKey(plainKey),
+        created_by: creator.id,
+        is_active: 1 as const,
+        revoked_at: null,
+        created_at: now(),
+        last_used_at: null,
+      }
+      await guarded(() => db.insertInto('api_keys').values(row).execute())
+      const key: ApiKeyView = {
+        id: row.id,
+        name,
+        prefix: row.prefix,
+        status: 'active',
+        createdBy: creator.email,
+        createdAt: row.created_at,
+        lastUsedAt: null,
+      }
+      return { key, plainKey }
+    },
+
+    listApiKeys: (): Promise<ApiKeyView[]> =>
+      guarded(async () => {
+        const rows = await db
+          .selectFrom('api_keys')
+          .leftJoin('users', 'users.id', 'api_keys.created_by')
+          .select([
+            'api_keys.id',
+            'api_keys.name',
+            'api_keys.prefix',
+            'api_keys.is_active',
+            'api_keys.revoked_at',
+            'api_keys.created_at',
+            'api_keys.last_used_at',
+            'users.email',
+          ])
+          .orderBy('api_keys.created_at')
+          .orderBy('api_keys.id')
+          .execute()
+        return rows.map((r) => ({
+          id: r.id,
+          name: r.name,
+          prefix: r.prefix,
+          status: r.revoked_at !== null ? 'revoked' : r.is_active === 1 ? 'active' : 'inactive',
+          createdBy: r.email,
+          createdAt: r.created_at,
+          lastUsedAt: r.last_used_at,
+        }))
+      }),
+
+    deactivateApiKey: (id: string) => setActive(id, false),
+    activateApiKey: (id: string) => setActive(id, true),
+
+    /** Revokes a key for good. Revoking twice is harmless and keeps the first revocation time. */
+    revokeApiKey: (id: string) =>
+      guarded(async () => {
+        await findKey(id)
+        await db
+          .updateTable('api_keys')
+          .set({ revoked_at: now(), is_active: 0 })
+          .where('id', '=', id)
+          .where('revoked_at', 'is', null)
+          .execute()
+      }),
+
+    /**
+     * Decides what a presented key is worth right now: unknown, revoked or orphaned keys are
+     * invalid; deactivated keys and keys of disabled users are inactive.
+     */
+    checkApiKey: (plainKey: string): Promise<KeyCheck> =>
+      guarded(async () => {
+        if (!KEY_SHAPE.test(plainKey)) return { status: 'invalid' }
+        const hash = hashApiKey(plainKey)
+        const row = await db
+          .selectFrom('api_keys')
+          .leftJoin('users', 'users.id', 'api_keys.created_by')
+          .select([
+            'api_keys.id',
+            'api_keys.key_hash',
+            'api_keys.is_active',
+            'api_keys.revoked_at',
+            'api_keys.last_used_at',
+            'users.role',
+            'users.is_disabled',
+          ])
+          .where('api_keys.key_hash', '=', hash)
+          .executeTakeFirst()
+        // The index lookup already matched; the constant-time comparison guards against a driver or
+        // collation ever matching loosely.
+        if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(hash)))
+          return { status: 'invalid' }
+        if (row.revoked_at !== null || row.role === null) return { status: 'invalid' }
+        if (row.is_active !== 1 || row.is_disabled === 1) return { status: 'inactive' }
+        const current = Date.now()
+        if (row.last_used_at === null || current - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
+          await db
+            .updateTable('api_keys')
+            .set({ last_used_at: formatTimestamp(new Date(current)) })
+            .where('id', '=', row.id)
+            .execute()
+        }
+        return { status: 'valid', keyId: row.id, role: row.role }
+      }),
+  }
+}
+
+export type KeyService = ReturnType<typeof createKeyService>

@@ -1,0 +1,174 @@
+import type { Kysely, Transaction } from 'kysely'
+import { isUniqueViolation } from '../db/client.js'
+import { guarded } from '../db/repositories/content.js'
+import type { Database } from '../db/tables.js'
+import { NotFoundError, ValidationError } from '../errors.js'
+import { newId, randomBase62 } from '../ids.js'
+import { now } from '../time.js'
+import { hashPassword } from './passwords.js'
+import { isRole, ROLES, type Role } from './roles.js'
+
+export interface UserView {
+  id: string
+  email: string
+  role: Role
+  status: 'active' | 'disabled'
+  createdAt: string
+  updatedAt: string
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+export const MIN_PASSWORD_LENGTH = 12
+
+export function normalizeEmail(email: string): string {
+  const normalized = email.trim().toLowerCase()
+  if (!EMAIL.test(normalized) || normalized.length > 254) {
+    throw new ValidationError(`'${email}' is not a valid email address`)
+  }
+  return normalized
+}
+
+export function parseRole(role: string): Role {
+  if (!isRole(role)) throw new ValidationError(`Unknown role '${role}': use one of ${ROLES.join(', ')}`)
+  return role
+}
+
+/** Users and roles. Every change that could leave the site without a usable global admin is refused. */
+export function createUserService(db: Kysely<Database>) {
+  const findByEmail = async (trx: Kysely<Database>, email: string) => {
+    const row = await trx
+      .selectFrom('users')
+      .selectAll()
+      .where('email', '=', normalizeEmail(email))
+      .executeTakeFirst()
+    if (!row) throw new NotFoundError(`User '${email}' not found`)
+    return row
+  }
+
+  /** Refuses a change to `userId` that would leave no enabled global admin. */
+  const assertNotLastAdmin = async (trx: Transaction<Database>, userId: string, action: string) => {
+    const others = await trx
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('role', '=', 'global_admin')
+      .where('is_disabled', '=', 0)
+      .where('id', '!=', userId)
+      .executeTakeFirstOrThrow()
+    if (Number(others.n) === 0) {
+      throw new ValidationError(`Cannot ${action} the last enabled global admin`)
+    }
+  }
+
+  const toView = (row: {
+    id: string
+    email: string
+    role: string
+    is_disabled: number
+    created_at: string
+    updated_at: string
+  }): UserView => ({
+    id: row.id,
+    email: row.email,
+    role: parseRole(row.role),
+    status: row.is_disabled === 1 ? 'disabled' : 'active',
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  })
+
+  /** Changes one user inside a transaction, guarding the last global admin when `guard` says so. */
+  const update = (
+    email: string,
+    action: string,
+    change: { role?: Role; is_disabled?: 0 | 1 },
+    guard: (row: { role: string; is_disabled: number }) => boolean,
+  ) =>
+    guarded(() =>
+      db.transaction().execute(async (trx) => {
+        const row = await findByEmail(trx, email)
+        if (guard(row)) await assertNotLastAdmin(trx, row.id, action)
+        const updatedAt = now()
+        await trx
+          .updateTable('users')
+          .set({ ...change, updated_at: updatedAt })
+          .where('id', '=', row.id)
+          .execute()
+        return toView({ ...row, ...change, updated_at: updatedAt })
+      }),
+    )
+
+  const isEnabledAdmin = (row: { role: string; is_disabled: number }) =>
+    row.role === 'global_admin' && row.is_disabled === 0
+
+  return {
+    /**
+     * Creates a user. Without a password one is generated and returned, so it can be shown once.
+     */
+    async createUser(input: { email: string; role: string; password?: string }) {
+      const email = normalizeEmail(input.email)
+      const role = parseRole(input.role)
+      const generatedPassword = input.password === undefined ? randomBase62(20) : undefined
+      const password = input.password ?? (generatedPassword as string)
+      if (password.length < MIN_PASSWORD_LENGTH) {
+        throw new ValidationError(`Password must be at least ${MIN_PASSWORD_LENGTH} characters`)
+      }
+      const timestamp = now()
+      const row = {
+        id: newId('user'),
+        email,
+        password_hash: await hashPassword(password),
+        role,
+        is_disabled: 0 as const,
+        created_at: timestamp,
+        updated_at: timestamp,
+      }
+      try {
+        await guarded(() => db.insertInto('users').values(row).execute())
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new ValidationError(`A user with email '${email}' already exists`)
+        throw error
+      }
+      return { user: toView(row), generatedPassword }
+    },
+
+    listUsers: (): Promise<UserView[]> =>
+      guarded(async () =>
+        (await db.selectFrom('users').selectAll().orderBy('created_at').orderBy('email').execute()).map(
+          toView,
+        ),
+      ),
+
+    setRole: (email: string, role: string) => {
+      const newRole = parseRole(role)
+      return update(
+        email,
+        'demote',
+        { role: newRole },
+        (row) => isEnabledAdmin(row) && newRole !== 'global_admin',
+      )
+    },
+
+    disableUser: (email: string) => update(email, 'disable', { is_disabled: 1 }, isEnabledAdmin),
+
+    enableUser: (email: string) => update(email, 'enable', { is_disabled: 0 }, () => false),
+
+    /** Deletes a user; their keys are revoked in the same transaction and stay listed as revoked. */
+    deleteUser: (email: string): Promise<void> =>
+      guarded(() =>
+        db.transaction().execute(async (trx) => {
+          const row = await findByEmail(trx, email)
+          if (isEnabledAdmin(row)) await assertNotLastAdmin(trx, row.id, 'delete')
+          await trx
+            .updateTable('api_keys')
+            .set({ revoked_at: now() })
+            .where('created_by', '=', row.id)
+            .where('revoked_at', 'is', null)
+            .execute()
+          await trx.deleteFrom('users').where('id', '=', row.id).execute()
+        }),
+      ),
+
+    findUserByEmail: (email: string) => guarded(async () => toView(await findByEmail(db, email))),
+  }
+}
+
+export type UserService = ReturnType<typeof createUserService>
