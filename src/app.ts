@@ -17,6 +17,19 @@ export interface AppDependencies {
   config: Pick<Config, 'ERROR_STYLE' | 'LOG_LEVEL'>
   services: Services
   limiter: RateLimiter
+  /** Overrides of the HTTP server's timeouts, for tests that cannot wait the production values. */
+  timeouts?: Partial<typeof SERVER_TIMEOUTS>
+  /** Where logs go (standard output by default); tests pass a stream to read them. */
+  logStream?: NodeJS.WritableStream
+}
+
+/** Timeouts are set here on purpose rather than inherited from Node's defaults. */
+export const SERVER_TIMEOUTS = {
+  requestTimeout: 30_000,
+  headersTimeout: 10_000,
+  keepAliveTimeout: 5_000,
+  // How often Node checks the two timeouts above; its default (30 s) would let them overrun.
+  connectionsCheckingInterval: 2_000,
 }
 
 /** URLs longer than this answer 414; Node's header limit (16 KiB) stops anything far longer with 431. */
@@ -38,9 +51,12 @@ export const REDACTED_LOG_PATHS = [
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const style = deps.config.ERROR_STYLE
   const app = Fastify({
-    logger: { level: deps.config.LOG_LEVEL, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } },
-    // Timeouts and sizes are set here on purpose rather than inherited from Node's defaults.
-    http: { maxHeaderSize: 16_384, requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 },
+    logger: {
+      level: deps.config.LOG_LEVEL,
+      redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
+    },
+    http: { maxHeaderSize: 16_384, ...SERVER_TIMEOUTS, ...deps.timeouts },
     connectionTimeout: 60_000,
     bodyLimit: 1_048_576,
     requestIdHeader: false,
@@ -48,14 +64,22 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       const incoming = req.headers['x-request-id']
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
     },
-    routerOptions: { maxParamLength: 512, ignoreTrailingSlash: false, querystringParser: parseQueryString },
-    clientErrorHandler: createClientErrorHandler(style),
+    // Ids are opaque: a path parameter may be as long as the URL itself, so that an unknown form id of
+    // any length is a 404 naming it (after authentication), not a router error.
+    routerOptions: {
+      maxParamLength: MAX_URL_LENGTH,
+      ignoreTrailingSlash: false,
+      querystringParser: parseQueryString,
+    },
+    clientErrorHandler: createClientErrorHandler(style, MAX_URL_LENGTH),
     frameworkErrors: (error, request, reply) => {
       reply.header('X-Request-Id', request.id)
       const apiError =
         error.code === 'FST_ERR_BAD_URL'
           ? new ApiError('bad_request', 'The request URL is malformed')
-          : toApiError(error, request)
+          : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+            ? new ApiError('uri_too_long', 'The request URL is too long')
+            : toApiError(error, request)
       sendApiError(reply, apiError, style)
     },
   })

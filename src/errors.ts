@@ -12,6 +12,7 @@ export const ERROR_TYPES = {
   invalid_parameters: { status: 400, phrase: 'Invalid parameters' },
   bad_request: { status: 400, phrase: 'Bad request' },
   method_not_allowed: { status: 405, phrase: 'Method not allowed' },
+  request_timeout: { status: 408, phrase: 'Request timeout' },
   uri_too_long: { status: 414, phrase: 'URI too long' },
   request_header_fields_too_large: { status: 431, phrase: 'Request header fields too large' },
   rate_limit_exceeded: { status: 429, phrase: 'Rate limit exceeded' },

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import { buildApp } from '../src/app.js'
+import { buildApp, type SERVER_TIMEOUTS } from '../src/app.js'
 import type { Config } from '../src/config.js'
 import { type DatabaseHandle, migrateToLatest, openDatabase } from '../src/db/client.js'
 import { MemoryRateLimiter } from '../src/ratelimit/memory.js'
@@ -25,6 +25,9 @@ export interface TestContextOptions {
   perSecond?: number
   /** A clock for the rate limiter, for tests that move time. */
   clock?: () => number
+  logLevel?: Config['LOG_LEVEL']
+  logStream?: NodeJS.WritableStream
+  timeouts?: Partial<typeof SERVER_TIMEOUTS>
 }
 
 /**
@@ -42,9 +45,11 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     options.clock,
   )
   const app = await buildApp({
-    config: { ERROR_STYLE: options.errorStyle ?? 'code', LOG_LEVEL: 'silent' },
+    config: { ERROR_STYLE: options.errorStyle ?? 'code', LOG_LEVEL: options.logLevel ?? 'silent' },
     services,
     limiter,
+    logStream: options.logStream,
+    timeouts: options.timeouts,
   })
   return {
     app,

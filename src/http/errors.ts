@@ -56,6 +56,30 @@ export function notFound(): ApiError {
 const CLIENT_ERRORS: Record<string, ErrorType> = {
   HPE_HEADER_OVERFLOW: 'request_header_fields_too_large',
   HPE_URI_TOO_LONG: 'uri_too_long',
+  ERR_HTTP_REQUEST_TIMEOUT: 'request_timeout',
+  HPE_HEADERS_TIMEOUT: 'request_timeout',
+}
+
+const CLIENT_ERROR_MESSAGES: Partial<Record<ErrorType, string>> = {
+  uri_too_long: 'The request URL is too long',
+  request_header_fields_too_large: 'The request headers are too large',
+  request_timeout: 'The request was not received in time',
+}
+
+/**
+ * The error type for a request the HTTP parser rejected. Node reports a URL longer than its header
+ * limit as a header overflow; the packet it choked on tells the two apart, so such a URL is a 414.
+ */
+function clientErrorType(
+  error: Error & { code?: string; rawPacket?: unknown },
+  maxUrlLength: number,
+): ErrorType {
+  if (error.code === 'HPE_HEADER_OVERFLOW' && Buffer.isBuffer(error.rawPacket)) {
+    const head = error.rawPacket.subarray(0, maxUrlLength + 32).toString('latin1')
+    const target = /^[A-Z]+ (\S+)/.exec(head)?.[1]
+    if (target !== undefined && target.length > maxUrlLength) return 'uri_too_long'
+  }
+  return CLIENT_ERRORS[error.code ?? ''] ?? 'bad_request'
 }
 
 /**
@@ -63,21 +87,14 @@ const CLIENT_ERRORS: Record<string, ErrorType> = {
  * envelope instead of a bare socket close. These never reach Fastify, so the response is written
  * by hand; the connection is closed afterwards because the parser state is unusable.
  */
-export function createClientErrorHandler(style: ErrorStyle) {
-  return (error: Error & { code?: string }, socket: Socket) => {
+export function createClientErrorHandler(style: ErrorStyle, maxUrlLength: number) {
+  return (error: Error & { code?: string; rawPacket?: unknown }, socket: Socket) => {
     if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy()
       return
     }
-    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-      socket.end(`HTTP/1.1 408 ${STATUS_CODES[408]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
-      return
-    }
-    const type = CLIENT_ERRORS[error.code ?? ''] ?? 'bad_request'
-    const apiError = new ApiError(
-      type,
-      type === 'bad_request' ? 'The request could not be parsed' : 'The request is too large',
-    )
+    const type = clientErrorType(error, maxUrlLength)
+    const apiError = new ApiError(type, CLIENT_ERROR_MESSAGES[type] ?? 'The request could not be parsed')
     const body = JSON.stringify({ error: errorLabel(type, style), message: apiError.message })
     socket.end(
       [

@@ -1,0 +1,41 @@
+import { type Config, loadConfig } from '../config.js'
+import { type DatabaseHandle, migrateToLatest, openDatabase } from '../db/client.js'
+import { createServices, type Services } from '../services/index.js'
+
+/**
+ * Runs `work` with migrated services on the configured database and always closes it, so a
+ * command never leaves a connection or a lock behind.
+ */
+export async function withServices<T>(
+  work: (services: Services, database: DatabaseHandle, config: Config) => Promise<T>,
+): Promise<T> {
+  const config = loadConfig()
+  const database = openDatabase(config.DATABASE_URL)
+  try {
+    await migrateToLatest(database)
+    return await work(createServices(database), database, config)
+  } finally {
+    await database.close()
+  }
+}
+
+/** Prints rows as an aligned plain-text table. */
+export function printTable(rows: Record<string, string | null>[], columns: string[]): void {
+  const cell = (value: string | null | undefined) => value ?? '-'
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)))
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd()
+  console.log(line(columns))
+  for (const row of rows) console.log(line(columns.map((c) => cell(row[c]))))
+}
+
+/** Reads all of stdin when it is piped; an interactive terminal yields undefined. */
+export async function readPipedStdin(): Promise<string | undefined> {
+  if (process.stdin.isTTY) return undefined
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
+}

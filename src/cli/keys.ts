@@ -1,0 +1,64 @@
+import type { Command } from 'commander'
+import { printTable, withServices } from './context.js'
+
+/** `lectern keys …`: create (shown once), list, deactivate, activate, revoke. */
+export function registerKeyCommands(program: Command): void {
+  const keys = program.command('keys').description('manage API keys')
+
+  keys
+    .command('create')
+    .description('create an API key; the plain key is printed once, alone on the last line')
+    .requiredOption('--name <name>', 'what the key is for')
+    .option('--user <email>', 'the global admin who owns the key (optional when there is exactly one)')
+    .action(async (options: { name: string; user?: string }) => {
+      await withServices(async ({ keys }) => {
+        const { key, plainKey } = await keys.createApiKey({ name: options.name, userEmail: options.user })
+        console.log(`Created API key ${key.id} '${key.name}' for ${key.createdBy} (prefix ${key.prefix})`)
+        console.log('Store it now: it is not stored and cannot be shown again.')
+        console.log(plainKey)
+      })
+    })
+
+  keys
+    .command('list')
+    .description('list API keys (never the keys themselves)')
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) => {
+      await withServices(async ({ keys }) => {
+        const list = await keys.listApiKeys()
+        if (options.json) console.log(JSON.stringify(list, null, 2))
+        else
+          printTable(list as unknown as Record<string, string | null>[], [
+            'id',
+            'name',
+            'prefix',
+            'status',
+            'createdBy',
+            'createdAt',
+            'lastUsedAt',
+          ])
+      })
+    })
+
+  const change = (name: 'deactivate' | 'activate' | 'revoke', description: string, done: string) =>
+    keys
+      .command(name)
+      .description(description)
+      .argument('<id>', 'key id, as shown by keys list')
+      .action(async (id: string) => {
+        await withServices(async ({ keys }) => {
+          if (name === 'deactivate') await keys.deactivateApiKey(id)
+          else if (name === 'activate') await keys.activateApiKey(id)
+          else await keys.revokeApiKey(id)
+          console.log(`${done} ${id}`)
+        })
+      })
+
+  change(
+    'deactivate',
+    'stop a key working until it is activated again (effective on the next request)',
+    'Deactivated',
+  )
+  change('activate', 'let a deactivated key work again', 'Activated')
+  change('revoke', 'invalidate a key for good (effective on the next request)', 'Revoked')
+}

@@ -1,0 +1,89 @@
+import type { Command } from 'commander'
+import { printTable, readPipedStdin, withServices } from './context.js'
+
+/** `lectern users …`: create users, change roles, disable, enable, delete, list. */
+export function registerUserCommands(program: Command): void {
+  const users = program.command('users').description('manage dashboard users and their roles')
+
+  users
+    .command('create')
+    .description('create a user; the password is read from stdin when piped, otherwise generated and printed')
+    .requiredOption('--email <email>', 'email address (the login name)')
+    .requiredOption('--role <role>', 'global_admin, editor or viewer')
+    .action(async (options: { email: string; role: string }) => {
+      const piped = (await readPipedStdin())?.replace(/\r?\n$/, '')
+      await withServices(async ({ users }) => {
+        const { user, generatedPassword } = await users.createUser({
+          email: options.email,
+          role: options.role,
+          password: piped === undefined || piped === '' ? undefined : piped,
+        })
+        console.log(`Created ${user.role} ${user.email} (${user.id})`)
+        if (generatedPassword) console.log(`Password (shown once): ${generatedPassword}`)
+      })
+    })
+
+  users
+    .command('set-role')
+    .description("change a user's role; their API keys follow at once")
+    .argument('<email>')
+    .argument('<role>', 'global_admin, editor or viewer')
+    .action(async (email: string, role: string) => {
+      await withServices(async ({ users }) => {
+        const user = await users.setRole(email, role)
+        console.log(`${user.email} is now ${user.role}`)
+      })
+    })
+
+  users
+    .command('disable')
+    .description('disable a user; their API keys stop working at once')
+    .argument('<email>')
+    .action(async (email: string) => {
+      await withServices(async ({ users }) => {
+        const user = await users.disableUser(email)
+        console.log(`Disabled ${user.email}`)
+      })
+    })
+
+  users
+    .command('enable')
+    .description('enable a disabled user')
+    .argument('<email>')
+    .action(async (email: string) => {
+      await withServices(async ({ users }) => {
+        const user = await users.enableUser(email)
+        console.log(`Enabled ${user.email}`)
+      })
+    })
+
+  users
+    .command('delete')
+    .description('delete a user; their API keys are revoked')
+    .argument('<email>')
+    .action(async (email: string) => {
+      await withServices(async ({ users }) => {
+        await users.deleteUser(email)
+        console.log(`Deleted ${email}`)
+      })
+    })
+
+  users
+    .command('list')
+    .description('list users')
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) => {
+      await withServices(async ({ users }) => {
+        const list = await users.listUsers()
+        if (options.json) console.log(JSON.stringify(list, null, 2))
+        else
+          printTable(list as unknown as Record<string, string>[], [
+            'email',
+            'role',
+            'status',
+            'createdAt',
+            'id',
+          ])
+      })
+    })
+}

@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest'
+import { MemoryRateLimiter } from './memory.js'
+
+const T0 = Date.UTC(2030, 0, 1)
+const HOUR = 3_600_000
+
+/** A limiter on a clock the test moves; `at(ms)` sets the time to `ms` after T0. */
+function limiterAt(limits: { perHour: number; perSecond: number }) {
+  let now = T0
+  const limiter = new MemoryRateLimiter(limits, () => now)
+  return {
+    limiter,
+    at(ms: number) {
+      now = T0 + ms
+    },
+    take: (key = 'key_a') => limiter.consumeSync(key),
+  }
+}
+
+describe('MemoryRateLimiter', () => {
+  it('allows perSecond requests in one instant and refuses the next, asking to retry in a second', () => {
+    const { take } = limiterAt({ perHour: 100, perSecond: 10 })
+    for (let i = 0; i < 10; i++) expect(take().allowed).toBe(true)
+    const refused = take()
+    expect(refused).toMatchObject({ allowed: false, retryAfter: 1 })
+  })
+
+  it('counts the burst over a rolling second, not a clock-aligned one', () => {
+    const { take, at } = limiterAt({ perHour: 100, perSecond: 10 })
+    at(900)
+    for (let i = 0; i < 10; i++) expect(take().allowed).toBe(true)
+    at(1000)
+    expect(take().allowed).toBe(false)
+    at(1899)
+    expect(take().allowed).toBe(false)
+    at(1900)
+    expect(take().allowed).toBe(true)
+  })
+
+  it('frees burst slots as each allowed request ages past one second', () => {
+    const { take, at } = limiterAt({ perHour: 100, perSecond: 3 })
+    at(0)
+    take()
+    at(300)
+    take()
+    at(600)
+    take()
+    at(999)
+    expect(take().allowed).toBe(false)
+    at(1000)
+    expect(take().allowed).toBe(true)
+    expect(take().allowed).toBe(false)
+    at(1300)
+    expect(take().allowed).toBe(true)
+  })
+
+  it('never allows more than perSecond in any one-second interval, whatever the arrival pattern', () => {
+    const { take, at } = limiterAt({ perHour: 10_000, perSecond: 5 })
+    const allowed: number[] = []
+    let t = 0
+    for (let i = 0; i < 2000; i++) {
+      t += (i * 7919) % 173
+      at(t)
+      if (take().allowed) allowed.push(t)
+    }
+    for (let i = 5; i < allowed.length; i++) expect(allowed[i] - allowed[i - 5]).toBeGreaterThanOrEqual(1000)
+  })
+
+  it('reports the hourly limit, and the remaining count after each request, never below zero', () => {
+    const { take } = limiterAt({ perHour: 3, perSecond: 100 })
+    const decisions = Array.from({ length: 5 }, () => take())
+    expect(decisions.map((d) => d.limit)).toEqual([3, 3, 3, 3, 3])
+    expect(decisions.map((d) => d.remaining)).toEqual([2, 1, 0, 0, 0])
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false])
+  })
+
+  it('starts the hourly window at the first request and ends it 3600 s later, in Unix seconds', () => {
+    const { take, at } = limiterAt({ perHour: 10, perSecond: 100 })
+    at(5000)
+    expect(take().resetAt).toBe((T0 + 5000 + HOUR) / 1000)
+    at(600_000)
+    expect(take().resetAt).toBe((T0 + 5000 + HOUR) / 1000)
+  })
+
+  it('rounds a window end that falls inside a second up to the next whole second', () => {
+    const { take, at } = limiterAt({ perHour: 10, perSecond: 100 })
+    at(250)
+    expect(take().resetAt).toBe((T0 + 1000 + HOUR) / 1000)
+  })
+
+  it('refuses an exhausted key until the hour is over, then grants a whole new hour', () => {
+    const { take, at } = limiterAt({ perHour: 2, perSecond: 100 })
+    take()
+    take()
+    at(60_000)
+    expect(take()).toMatchObject({ allowed: false, remaining: 0, retryAfter: 3540 })
+    at(HOUR - 1)
+    expect(take()).toMatchObject({ allowed: false, retryAfter: 1 })
+    at(HOUR)
+    expect(take()).toMatchObject({ allowed: true, remaining: 1, resetAt: (T0 + 2 * HOUR) / 1000 })
+  })
+
+  it('charges nothing for a request refused by the burst limit', () => {
+    const { take, at } = limiterAt({ perHour: 3, perSecond: 1 })
+    expect(take()).toMatchObject({ allowed: true, remaining: 2 })
+    for (let i = 0; i < 5; i++) expect(take()).toMatchObject({ allowed: false, remaining: 2 })
+    at(1000)
+    expect(take()).toMatchObject({ allowed: true, remaining: 1 })
+    at(2000)
+    expect(take()).toMatchObject({ allowed: true, remaining: 0 })
+  })
+
+  it('charges nothing for a request refused by the hourly limit', () => {
+    const { take, at } = limiterAt({ perHour: 1, perSecond: 1 })
+    take()
+    at(HOUR - 500)
+    expect(take().allowed).toBe(false)
+    at(HOUR)
+    expect(take().allowed).toBe(true)
+  })
+
+  it('does not set retryAfter on an allowed request, and sets at least 1 s on a refused one', () => {
+    const { take, at } = limiterAt({ perHour: 100, perSecond: 1 })
+    expect(take().retryAfter).toBeUndefined()
+    at(999)
+    expect(take().retryAfter).toBe(1)
+  })
+
+  it('counts each key on its own', () => {
+    const { take } = limiterAt({ perHour: 2, perSecond: 100 })
+    take('key_a')
+    take('key_a')
+    expect(take('key_a').allowed).toBe(false)
+    expect(take('key_b')).toMatchObject({ allowed: true, remaining: 1 })
+  })
+
+  it('forgets a key whose window ended, without disturbing keys still in their window', () => {
+    const { take, at } = limiterAt({ perHour: 2, perSecond: 100 })
+    take('old')
+    take('old')
+    at(HOUR / 2)
+    take('current')
+    take('current')
+    at(HOUR + 120_000)
+    expect(take('old')).toMatchObject({ allowed: true, remaining: 1 })
+    expect(take('current')).toMatchObject({ allowed: false, remaining: 0 })
+  })
+
+  it('is exact when many requests for one key arrive at once', async () => {
+    const limiter = new MemoryRateLimiter({ perHour: 1000, perSecond: 10 }, () => T0)
+    const decisions = await Promise.all(Array.from({ length: 11 }, () => limiter.consume('key')))
+    expect(decisions.filter((d) => d.allowed).length).toBe(10)
+    expect(decisions.map((d) => d.remaining).sort((a, b) => a - b)).toEqual([
+      990, 990, 991, 992, 993, 994, 995, 996, 997, 998, 999,
+    ])
+  })
+
+  it('uses the wall clock when none is given', async () => {
+    const limiter = new MemoryRateLimiter({ perHour: 5, perSecond: 5 })
+    const before = Date.now()
+    const decision = await limiter.consume('key')
+    expect(decision.allowed).toBe(true)
+    expect(decision.resetAt).toBeGreaterThanOrEqual(Math.floor((before + HOUR) / 1000))
+    expect(decision.resetAt).toBeLessThanOrEqual(Math.ceil((Date.now() + HOUR) / 1000))
+  })
+
+  it('starts over after close()', async () => {
+    const { limiter, take } = limiterAt({ perHour: 1, perSecond: 1 })
+    take()
+    expect(take().allowed).toBe(false)
+    await limiter.close()
+    expect(take().allowed).toBe(true)
+  })
+})

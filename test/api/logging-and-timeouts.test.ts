@@ -1,0 +1,65 @@
+import { connect } from 'node:net'
+import { PassThrough } from 'node:stream'
+import { sql } from 'kysely'
+import { afterEach, describe, expect, it } from 'vitest'
+import { buildApiKey } from '../factories.js'
+import { createTestContext, type TestContext } from '../harness.js'
+
+describe('logs', () => {
+  let ctx: TestContext
+  afterEach(() => ctx.close())
+
+  it('never write an API key or cookie, and tie a 500 to its request id without leaking it to the client', async () => {
+    const lines: string[] = []
+    const stream = new PassThrough()
+    stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)))
+    ctx = await createTestContext({ logLevel: 'trace', logStream: stream })
+    const key = await buildApiKey(ctx.database.db)
+    const headers = { authorization: key.authorization, cookie: 'session=top-secret-cookie' }
+
+    expect((await ctx.app.inject({ url: '/api/v1/forms', headers })).statusCode).toBe(200)
+    await sql`DROP TABLE submissions`.execute(ctx.database.db)
+    await sql`DROP TABLE forms`.execute(ctx.database.db)
+    const failed = await ctx.app.inject({ url: '/api/v1/forms', headers })
+    expect(failed.statusCode).toBe(500)
+    expect(failed.json()).toEqual({ error: 'internal_error', message: 'An unexpected error occurred' })
+    expect(failed.body).not.toMatch(/forms|SQL|stack/i)
+
+    const all = lines.join('\n')
+    expect(all).not.toContain(key.plainKey)
+    expect(all).not.toContain('top-secret-cookie')
+    const errorLine = lines
+      .map((line) => JSON.parse(line) as { level: number; reqId?: string; err?: { message: string } })
+      .find((entry) => entry.level >= 50)
+    expect(errorLine?.reqId).toBe(failed.headers['x-request-id'])
+    expect(errorLine?.err?.message).toContain('forms')
+  })
+})
+
+describe('slow clients', () => {
+  let ctx: TestContext
+  afterEach(() => ctx.close())
+
+  it('get a 408 envelope when their headers never finish', async () => {
+    ctx = await createTestContext({
+      timeouts: { headersTimeout: 300, requestTimeout: 600, connectionsCheckingInterval: 100 },
+    })
+    await ctx.app.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = ctx.app.server.address() as { port: number }
+    const response = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () =>
+        socket.write('GET /api/v1/forms HTTP/1.1\r\nHost: x\r\n'),
+      )
+      let data = ''
+      socket.on('data', (chunk) => {
+        data += chunk
+      })
+      socket.on('close', () => resolve(data))
+      socket.on('error', reject)
+    })
+    expect(response).toMatch(/^HTTP\/1\.1 408 /)
+    expect(response).toContain('Content-Type: application/json; charset=utf-8')
+    const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4))
+    expect(body).toEqual({ error: 'request_timeout', message: expect.any(String) })
+  })
+})
