@@ -9,12 +9,24 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 export function randomBase62(length: number): string {
   let out = ''
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248) out += BASE62[byte % 62]
-      if (out.length === length) break
-    }
+    const byte = nextRandomByte()
+    if (byte < 248) out += BASE62[byte % 62]
   }
   return out
+}
+
+// Random bytes are drawn in blocks: one `randomBytes` call per id costs seconds over a million-row
+// import. Each byte is used once and the pool lives only in this process's memory.
+const POOL_SIZE = 4096
+let pool = Buffer.alloc(0)
+let poolOffset = 0
+
+function nextRandomByte(): number {
+  if (poolOffset >= pool.length) {
+    pool = randomBytes(POOL_SIZE)
+    poolOffset = 0
+  }
+  return pool[poolOffset++]
 }
 
 export type IdPrefix = 'form' | 'submission' | 'page' | 'redirect' | 'user' | 'key'

@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { loadConfig } from '../config.js'
 import { migrateToLatest, openDatabase } from '../db/client.js'
 import { ValidationError } from '../errors.js'
 import { closeOnSignals, startServer } from '../server.js'
-import { createImporter } from '../services/importer.js'
 import { createServices } from '../services/index.js'
 import { buildSampleContent } from '../services/sample-content.js'
 
@@ -38,14 +35,7 @@ export async function runDemo(options: { port?: string; host?: string }): Promis
     )
   }
 
-  const dir = mkdtempSync(join(tmpdir(), 'lectern-demo-'))
-  try {
-    const file = join(dir, 'sample.json')
-    writeFileSync(file, JSON.stringify(buildSampleContent()))
-    await createImporter(database.db).importFile(file)
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
+  await services.importer.importRecords(buildSampleContent())
   const { generatedPassword } = await services.users.createUser({
     email: DEMO_ADMIN_EMAIL,
     role: 'global_admin',

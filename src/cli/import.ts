@@ -1,10 +1,9 @@
-import { createImporter } from '../services/importer.js'
 import { withServices } from './context.js'
 
 /** `lectern import <file>`: validates everything, then writes everything or nothing. */
 export async function runImport(file: string): Promise<void> {
-  await withServices(async (_services, database) => {
-    const result = await createImporter(database.db).importFile(file)
+  await withServices(async ({ importer }) => {
+    const result = await importer.importFile(file)
     for (const warning of result.warnings) console.error(`warning: ${warning}`)
     const { forms, submissions, pages, redirects } = result.counts
     console.log(

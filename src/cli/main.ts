@@ -3,6 +3,7 @@ import { loadConfig } from '../config.js'
 import { migrateToLatest, openDatabase } from '../db/client.js'
 import { NotFoundError, UnavailableError, ValidationError } from '../errors.js'
 import { closeOnSignals, startServer } from '../server.js'
+import { ImportError } from '../services/importer.js'
 import { runDemo } from './demo.js'
 import { runImport } from './import.js'
 import { registerKeyCommands } from './keys.js'
@@ -79,7 +80,8 @@ function reportError(error: unknown): number {
   }
   if (error instanceof ValidationError || error instanceof NotFoundError) {
     console.error(`lectern: ${error.message}`)
-    if (error instanceof ValidationError && error.problems.length > 1) {
+    // An import lists every problem with its location, one per line, after the summary line.
+    if (error instanceof ImportError) {
       for (const problem of error.problems) console.error(`  - ${problem}`)
     }
     return 1

@@ -1,5 +1,6 @@
 import type { DatabaseHandle } from '../db/client.js'
 import { createContentService } from './content.js'
+import { createImporter } from './importer.js'
 import { createKeyService } from './keys.js'
 import { createUserService } from './users.js'
 
@@ -7,6 +8,7 @@ import { createUserService } from './users.js'
 export function createServices(database: DatabaseHandle) {
   return {
     content: createContentService(database.db),
+    importer: createImporter(database.db),
     keys: createKeyService(database.db),
     users: createUserService(database.db),
   }

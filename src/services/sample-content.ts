@@ -1,7 +1,7 @@
 import { formatTimestamp } from '../time.js'
 
 /** The import document shape (`.json` import format, SPEC §4). */
-export interface ImportDocument {
+export interface SampleDocument {
   forms: Record<string, unknown>[]
   submissions: Record<string, unknown>[]
   pages: Record<string, unknown>[]
@@ -64,7 +64,7 @@ function random(seed: number) {
  * Realistic content for the demo: a few forms with dozens of submissions, published and draft
  * pages, and redirects including an inactive one. Dates lie in the 90 days before `now`.
  */
-export function buildSampleContent(now: Date = new Date(), seed = 42): ImportDocument {
+export function buildSampleContent(now: Date = new Date(), seed = 42): SampleDocument {
   const next = random(seed)
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]
   const daysAgo = (days: number) => formatTimestamp(new Date(now.getTime() - days * 86_400_000))

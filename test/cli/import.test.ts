@@ -1,0 +1,88 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createTestContext, type TestContext } from '../harness.js'
+import { runCli } from './run-cli.js'
+
+describe('lectern import', () => {
+  let ctx: TestContext
+  const cli = (args: string[]) => runCli(args, { databaseUrl: ctx.databaseUrl })
+  const count = async (table: 'forms' | 'submissions' | 'redirects') =>
+    Number(
+      (
+        await ctx.database.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
+
+  beforeEach(async () => {
+    ctx = await createTestContext()
+  })
+  afterEach(() => ctx.close())
+
+  it('imports a JSON file and reports what it wrote, warning about redirect chains', async () => {
+    const file = join(ctx.dir, 'content.json')
+    writeFileSync(
+      file,
+      JSON.stringify({
+        forms: [{ id: 'form_contact', title: 'Contact', createdAt: '2024-01-05T12:00:00+02:00' }],
+        submissions: [{ formId: 'form_contact', data: { email: 'a@example.com' } }],
+        redirects: [
+          { fromPath: '/a', toPath: '/b' },
+          { fromPath: '/b', toPath: '/c' },
+        ],
+      }),
+    )
+    const result = await cli(['import', file])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain('Imported 1 forms, 1 submissions, 0 pages and 2 redirects')
+    expect(result.stderr).toMatch(/warning: .*\/a.*\/c/)
+    const form = await ctx.database.db.selectFrom('forms').selectAll().executeTakeFirstOrThrow()
+    expect(form.created_at).toBe('2024-01-05T10:00:00Z')
+  })
+
+  it('streams an NDJSON file', async () => {
+    const file = join(ctx.dir, 'content.ndjson')
+    const lines = [JSON.stringify({ kind: 'form', id: 'form_big', title: 'Big' })]
+    for (let i = 0; i < 3000; i++)
+      lines.push(JSON.stringify({ kind: 'submission', formId: 'form_big', data: { i } }))
+    writeFileSync(file, `${lines.join('\n')}\n`)
+    const result = await cli(['import', file])
+    expect(result.code).toBe(0)
+    expect(await count('submissions')).toBe(3000)
+  })
+
+  it('writes nothing and lists every problem with its location when any record is bad', async () => {
+    const file = join(ctx.dir, 'bad.ndjson')
+    const lines = [JSON.stringify({ kind: 'form', id: 'form_ok', title: 'Fine' })]
+    for (let i = 0; i < 500; i++)
+      lines.push(JSON.stringify({ kind: 'submission', formId: 'form_ok', data: { i } }))
+    lines.push(JSON.stringify({ kind: 'submission', formId: 'form_missing', data: { x: 1 } }))
+    lines.push(JSON.stringify({ kind: 'redirect', fromPath: '//evil.example', toPath: '/x' }))
+    writeFileSync(file, lines.join('\n'))
+
+    const result = await cli(['import', file])
+    expect(result.code).not.toBe(0)
+    const [summary, ...problems] = result.stderr.trim().split('\n')
+    expect(summary).toContain('nothing was written')
+    expect(problems).toHaveLength(2)
+    expect(problems[0]).toContain('line 502')
+    expect(problems[0]).toContain('form_missing')
+    expect(problems[1]).toContain('line 503')
+    expect(await count('forms')).toBe(0)
+    expect(await count('submissions')).toBe(0)
+  })
+
+  it('fails clearly for a missing file or an unsupported extension', async () => {
+    const missing = await cli(['import', join(ctx.dir, 'nope.json')])
+    expect(missing.code).not.toBe(0)
+    expect(missing.stderr).toMatch(/^lectern: /)
+    const csv = join(ctx.dir, 'data.csv')
+    writeFileSync(csv, 'a,b\n')
+    const unsupported = await cli(['import', csv])
+    expect(unsupported.code).not.toBe(0)
+    expect(unsupported.stderr).toContain('.csv')
+  })
+})
