@@ -2,19 +2,34 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
+import { Redis } from 'ioredis'
+import { sql } from 'kysely'
 import { buildApp, type SERVER_TIMEOUTS } from '../src/app.js'
 import type { Config } from '../src/config.js'
-import { type DatabaseHandle, migrateToLatest, openDatabase } from '../src/db/client.js'
+import { type DatabaseHandle, type DialectName, migrateToLatest, openDatabase } from '../src/db/client.js'
+import { randomBase62 } from '../src/ids.js'
+import type { RateLimiter } from '../src/ratelimit/limiter.js'
 import { MemoryRateLimiter } from '../src/ratelimit/memory.js'
+import { RedisRateLimiter } from '../src/ratelimit/redis.js'
 import { createServices, type Services } from '../src/services/index.js'
+
+/**
+ * Which database this test run uses: the vitest projects set it, so every database test runs on
+ * SQLite and again on PostgreSQL (with Redis counting the rate limits, as several instances would).
+ */
+export const TEST_DIALECT: DialectName =
+  process.env.LECTERN_TEST_DATABASE === 'postgres' ? 'postgres' : 'sqlite'
+export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
 export interface TestContext {
   app: FastifyInstance
   database: DatabaseHandle
   services: Services
-  limiter: MemoryRateLimiter
-  /** The `DATABASE_URL` of this context, for CLI processes that should share its database. */
+  limiter: RateLimiter
+  /** The `DATABASE_URL` of this context, for CLI processes and servers that should share its database. */
   databaseUrl: string
+  dialect: DialectName
   dir: string
   close(): Promise<void>
 }
@@ -23,27 +38,63 @@ export interface TestContextOptions {
   errorStyle?: Config['ERROR_STYLE']
   perHour?: number
   perSecond?: number
-  /** A clock for the rate limiter, for tests that move time. */
+  /** A clock for the rate limiter, for tests that move time; it forces the in-memory limiter. */
   clock?: () => number
   logLevel?: Config['LOG_LEVEL']
   logStream?: NodeJS.WritableStream
   timeouts?: Partial<typeof SERVER_TIMEOUTS>
 }
 
+export interface TestDatabase {
+  url: string
+  /** Drops everything the database held. */
+  drop(): Promise<void>
+}
+
 /**
- * A fresh, migrated SQLite database in a temporary directory, the real services and the real app.
- * Each call is isolated; `close()` removes everything it made.
+ * An empty database of the run's dialect: a file in `dir` for SQLite, a schema of its own in the
+ * test PostgreSQL database (selected through `search_path` in the URL) for PostgreSQL.
+ */
+export async function createTestDatabase(
+  dir: string,
+  dialect: DialectName = TEST_DIALECT,
+): Promise<TestDatabase> {
+  if (dialect === 'sqlite') return { url: `sqlite:${join(dir, 'lectern.db')}`, drop: async () => {} }
+  const schema = `test_${randomBase62(12).toLowerCase()}`
+  const admin = openDatabase(TEST_POSTGRES_URL)
+  await sql`create schema ${sql.id(schema)}`.execute(admin.db)
+  await admin.close()
+  const separator = TEST_POSTGRES_URL.includes('?') ? '&' : '?'
+  return {
+    url: `${TEST_POSTGRES_URL}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    async drop() {
+      const cleanup = openDatabase(TEST_POSTGRES_URL)
+      await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(cleanup.db)
+      await cleanup.close()
+    },
+  }
+}
+
+/**
+ * A fresh, migrated database, the real services and the real app. Each call is isolated;
+ * `close()` removes everything it made.
  */
 export async function createTestContext(options: TestContextOptions = {}): Promise<TestContext> {
   const dir = mkdtempSync(join(tmpdir(), 'lectern-test-'))
-  const databaseUrl = `sqlite:${join(dir, 'lectern.db')}`
-  const database = openDatabase(databaseUrl)
+  const testDatabase = await createTestDatabase(dir)
+  const database = openDatabase(testDatabase.url)
   await migrateToLatest(database)
   const services = createServices(database)
-  const limiter = new MemoryRateLimiter(
-    { perHour: options.perHour ?? 1000, perSecond: options.perSecond ?? 10 },
-    options.clock,
-  )
+  const limits = { perHour: options.perHour ?? 1000, perSecond: options.perSecond ?? 10 }
+  let redis: Redis | undefined
+  let limiter: RateLimiter
+  if (TEST_DIALECT === 'postgres' && options.clock === undefined) {
+    redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 })
+    await redis.connect()
+    limiter = new RedisRateLimiter(redis, limits, `lectern-test:${randomBase62(10)}:`)
+  } else {
+    limiter = new MemoryRateLimiter(limits, options.clock)
+  }
   const app = await buildApp({
     config: { ERROR_STYLE: options.errorStyle ?? 'code', LOG_LEVEL: options.logLevel ?? 'silent' },
     services,
@@ -56,12 +107,15 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     database,
     services,
     limiter,
-    databaseUrl,
+    databaseUrl: testDatabase.url,
+    dialect: TEST_DIALECT,
     dir,
     async close() {
       await app.close()
       await limiter.close()
+      redis?.disconnect()
       await database.close()
+      await testDatabase.drop()
       rmSync(dir, { recursive: true, force: true })
     },
   }

@@ -1,7 +1,15 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely'
+import {
+  type Expression,
+  Kysely,
+  Migrator,
+  PostgresAdapter,
+  PostgresDialect,
+  SqliteDialect,
+  sql,
+} from 'kysely'
 import pg from 'pg'
 import { UnavailableError, ValidationError } from '../errors.js'
 import { migrationProvider } from './migrations/index.js'
@@ -67,6 +75,20 @@ function openPostgres(url: string): DatabaseHandle {
   }
 }
 
+/** Which dialect a Kysely instance speaks; for the few places (migrations) that must differ. */
+export function dialectOf(db: Kysely<unknown>): DialectName {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite'
+}
+
+/**
+ * The column type for text that is sorted or compared as a key (ids, timestamps, paths): byte order
+ * on both dialects. PostgreSQL would otherwise sort by the database's locale, so `ORDER BY id`
+ * would differ between SQLite and PostgreSQL for the same data.
+ */
+export function keyTextType(db: Kysely<unknown>): Expression<unknown> {
+  return dialectOf(db) === 'postgres' ? sql`text collate "C"` : sql`text collate binary`
+}
+
 /** Brings the schema up to date. Safe to call on every start and from several processes. */
 export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
   const migrator = new Migrator({ db: handle.db, provider: migrationProvider })
@@ -91,6 +113,7 @@ const UNAVAILABLE_CODES = new Set([
   'SQLITE_BUSY',
   'SQLITE_CANTOPEN',
   '57P01', // admin_shutdown
+  '57014', // query_canceled: statement_timeout hit while the database is locked or overloaded
   '57P03', // cannot_connect_now
   '08000',
   '08003',
