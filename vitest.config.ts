@@ -1,5 +1,5 @@
 import { connect } from 'node:net'
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config'
 
 /** Whether something listens on host:port; the PostgreSQL project needs its database and Redis. */
 function reachable(host: string, port: number): Promise<boolean> {
@@ -17,6 +17,25 @@ function reachable(host: string, port: number): Promise<boolean> {
 
 // Pure unit tests need no database: they run once, in the SQLite project.
 const UNIT_TESTS = ['src/ratelimit/memory.test.ts', 'src/services/redirect-rules.test.ts']
+// Several server processes sharing PostgreSQL and Redis, and their faults: PostgreSQL project only.
+const CLUSTER_TESTS = ['test/cluster/**']
+
+const sqlite: TestProjectInlineConfiguration = {
+  extends: true,
+  test: {
+    name: 'sqlite',
+    exclude: [...configDefaults.exclude, ...CLUSTER_TESTS],
+    env: { LECTERN_TEST_DATABASE: 'sqlite' },
+  },
+}
+const postgres: TestProjectInlineConfiguration = {
+  extends: true,
+  test: {
+    name: 'postgres',
+    exclude: [...configDefaults.exclude, ...UNIT_TESTS],
+    env: { LECTERN_TEST_DATABASE: 'postgres' },
+  },
+}
 
 export default defineConfig(async () => {
   const servicesUp = (await reachable('127.0.0.1', 5432)) && (await reachable('127.0.0.1', 6379))
@@ -27,20 +46,10 @@ export default defineConfig(async () => {
   return {
     test: {
       include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-      pool: 'forks',
+      pool: 'forks' as const,
       testTimeout: 30_000,
       hookTimeout: 30_000,
-      projects: [
-        { extends: true, test: { name: 'sqlite', env: { LECTERN_TEST_DATABASE: 'sqlite' } } },
-        ...(withPostgres
-          ? [
-              {
-                extends: true,
-                test: { name: 'postgres', exclude: UNIT_TESTS, env: { LECTERN_TEST_DATABASE: 'postgres' } },
-              },
-            ]
-          : []),
-      ],
+      projects: withPostgres ? [sqlite, postgres] : [sqlite],
     },
   }
 })

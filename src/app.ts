@@ -1,13 +1,21 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
+import type { DatabaseHandle } from './db/client.js'
 import { ApiError } from './errors.js'
 import { formsRoute } from './http/api/v1/forms.js'
 import { pagesRoute } from './http/api/v1/pages.js'
 import { registerApiPipeline } from './http/api/v1/pipeline.js'
 import { redirectsRoute } from './http/api/v1/redirects.js'
 import { submissionsRoute } from './http/api/v1/submissions.js'
-import { createClientErrorHandler, notFound, sendApiError, toApiError } from './http/errors.js'
+import {
+  createClientErrorHandler,
+  notFound,
+  sendApiError,
+  toApiError,
+  UNAVAILABLE_RETRY_AFTER_S,
+} from './http/errors.js'
+import { registerMetrics } from './http/metrics.js'
 import { parseQueryString } from './http/params.js'
 import type { RateLimiter } from './ratelimit/limiter.js'
 import { ErrorSchema } from './schemas.js'
@@ -17,6 +25,10 @@ export interface AppDependencies {
   config: Pick<Config, 'ERROR_STYLE' | 'LOG_LEVEL'>
   services: Services
   limiter: RateLimiter
+  /** Set `draining` to make `/readyz` fail while the API keeps serving, ahead of a shutdown. */
+  lifecycle?: { draining: boolean }
+  /** Checked by `/readyz` and reported in `/metrics`. */
+  database: Pick<DatabaseHandle, 'ping' | 'poolStats'>
   /** Overrides of the HTTP server's timeouts, for tests that cannot wait the production values. */
   timeouts?: Partial<typeof SERVER_TIMEOUTS>
   /** Where logs go (standard output by default); tests pass a stream to read them. */
@@ -58,6 +70,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
     http: { maxHeaderSize: 16_384, ...SERVER_TIMEOUTS, ...deps.timeouts },
     connectionTimeout: 60_000,
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
     bodyLimit: 1_048_576,
     requestIdHeader: false,
     genReqId: (req) => {
@@ -86,8 +100,21 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   app.addSchema(ErrorSchema)
 
+  // Set when shutdown starts: requests still arriving on open connections are refused with the
+  // envelope (and asked to reconnect), while those already in flight finish.
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id)
+    if (closing) {
+      reply.header('Connection', 'close')
+      throw new ApiError('service_unavailable', 'The server is shutting down, please retry', {
+        'Retry-After': String(UNAVAILABLE_RETRY_AFTER_S),
+      })
+    }
     if (request.url.length > MAX_URL_LENGTH) throw new ApiError('uri_too_long', 'The request URL is too long')
   })
 
@@ -96,11 +123,32 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     throw notFound()
   })
 
+  const metrics = registerMetrics(app, deps)
+
+  // Liveness: the process answers. It stays up while the database is down, so an orchestrator
+  // does not restart an instance that will recover by itself.
   app.get('/healthz', { logLevel: 'warn' }, async () => ({ status: 'ok' }))
+
+  // Readiness: this instance can serve the API now (database reachable, not shutting down).
+  app.get('/readyz', { logLevel: 'warn' }, async () => {
+    if (closing || deps.lifecycle?.draining)
+      throw new ApiError('service_unavailable', 'The server is shutting down')
+    await deps.database.ping()
+    const limiter = deps.limiter.status()
+    return {
+      status: 'ready',
+      database: 'ok',
+      rateLimits: limiter.store === 'memory' ? 'memory' : limiter.fallback ? 'memory-fallback' : 'redis',
+    }
+  })
 
   await app.register(
     async (api) => {
-      registerApiPipeline(api, { keys: deps.services.keys, limiter: deps.limiter })
+      registerApiPipeline(api, {
+        keys: deps.services.keys,
+        limiter: deps.limiter,
+        onRateLimited: () => metrics.rateLimitRejections.inc(),
+      })
       api.route(formsRoute(deps.services.content))
       api.route(submissionsRoute(deps.services.content))
       api.route(pagesRoute(deps.services.content))

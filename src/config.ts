@@ -30,11 +30,17 @@ export const ConfigSchema = Type.Object({
   }),
   RATE_LIMIT_PER_HOUR: PositiveInt('requests per key per hour', 1000),
   RATE_LIMIT_PER_SECOND: PositiveInt('requests per key in any rolling second', 10),
+  SHUTDOWN_GRACE_MS: Type.Integer({
+    minimum: 0,
+    maximum: 60_000,
+    default: 0,
+    description: 'after SIGTERM, how long /readyz fails while requests are still served, before closing',
+  }),
 })
 
 export type Config = Static<typeof ConfigSchema>
 
-const NUMERIC_KEYS = ['PORT', 'RATE_LIMIT_PER_HOUR', 'RATE_LIMIT_PER_SECOND'] as const
+const NUMERIC_KEYS = ['PORT', 'RATE_LIMIT_PER_HOUR', 'RATE_LIMIT_PER_SECOND', 'SHUTDOWN_GRACE_MS'] as const
 
 /**
  * Parses settings from `env` (and overrides such as CLI flags), applying defaults. Throws a

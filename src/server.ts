@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { type DatabaseHandle, migrateToLatest, openDatabase } from './db/client.js'
-import { MemoryRateLimiter } from './ratelimit/memory.js'
+import { createRateLimiter } from './ratelimit/index.js'
 import { createServices } from './services/index.js'
 
 export interface RunningServer {
@@ -10,7 +10,13 @@ export interface RunningServer {
   database: DatabaseHandle
   /** The address actually bound, e.g. `http://127.0.0.1:3000`. */
   url: string
-  /** Stops accepting connections, lets in-flight requests finish, then releases the database. */
+  /** How long a shutdown may take before the process gives up waiting and exits non-zero. */
+  shutdownTimeoutMs: number
+  /**
+   * Shuts down gracefully: `/readyz` fails at once while requests are still served for
+   * `SHUTDOWN_GRACE_MS` (so a load balancer stops routing here), then the listener closes,
+   * in-flight requests finish, and the database and Redis are released.
+   */
   close(): Promise<void>
 }
 
@@ -23,19 +29,26 @@ export async function startServer(
   database: DatabaseHandle = openDatabase(config.DATABASE_URL),
 ) {
   await migrateToLatest(database)
-  const limiter = new MemoryRateLimiter({
-    perHour: config.RATE_LIMIT_PER_HOUR,
-    perSecond: config.RATE_LIMIT_PER_SECOND,
+  // The limiter logs through the app's logger, which exists only once the app is built.
+  let app: FastifyInstance | undefined
+  const limiter = createRateLimiter(config, {
+    warn: (object: unknown, message?: string) => app?.log.warn(object, message),
+    info: (message: string) => app?.log.info(message),
   })
-  const app = await buildApp({ config, services: createServices(database), limiter })
+  const lifecycle = { draining: false }
+  app = await buildApp({ config, services: createServices(database), limiter, database, lifecycle })
   const url = await app.listen({ port: config.PORT, host: config.HOST })
   let closing: Promise<void> | undefined
   const server: RunningServer = {
     app,
     database,
     url,
+    shutdownTimeoutMs: config.SHUTDOWN_GRACE_MS + 10_000,
     close() {
       closing ??= (async () => {
+        lifecycle.draining = true
+        if (config.SHUTDOWN_GRACE_MS > 0)
+          await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_GRACE_MS))
         await app.close()
         await limiter.close()
         await database.close()
@@ -51,7 +64,7 @@ export function closeOnSignals(server: RunningServer): void {
   const stop = (signal: NodeJS.Signals) => {
     server.app.log.info({ signal }, 'shutting down')
     // A stuck connection must not keep the process alive forever.
-    setTimeout(() => process.exit(1), 10_000).unref()
+    setTimeout(() => process.exit(1), server.shutdownTimeoutMs).unref()
     server.close().then(
       () => process.exit(0),
       (error: unknown) => {

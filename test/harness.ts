@@ -99,6 +99,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     config: { ERROR_STYLE: options.errorStyle ?? 'code', LOG_LEVEL: options.logLevel ?? 'silent' },
     services,
     limiter,
+    database,
     logStream: options.logStream,
     timeouts: options.timeouts,
   })

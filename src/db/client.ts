@@ -23,6 +23,10 @@ export interface DatabaseHandle {
   dialect: DialectName
   /** Where the data lives, without credentials; safe to print. */
   description: string
+  /** Connections in use and waiting, for metrics. SQLite has a single in-process connection. */
+  poolStats(): { total: number; idle: number; waiting: number }
+  /** Resolves when the database answers a trivial query; rejects with `UnavailableError` otherwise. */
+  ping(): Promise<void>
   close(): Promise<void>
 }
 
@@ -52,6 +56,8 @@ function openSqlite(file: string): DatabaseHandle {
     db,
     dialect: 'sqlite',
     description: `sqlite:${path}`,
+    poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
+    ping: () => ping(db),
     close: () => db.destroy(),
   }
 }
@@ -60,18 +66,37 @@ function openPostgres(url: string): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
+    // Short connect and query timeouts turn an unreachable database into a quick 503 instead of a
+    // request that hangs until the client gives up.
     connectionTimeoutMillis: 2000,
+    query_timeout: 5000,
+    statement_timeout: 5000,
     idleTimeoutMillis: 30_000,
-    statement_timeout: 10_000,
+    keepAlive: true,
   })
-  // An idle client losing its connection must not crash the process; the next query reconnects.
+  // A client losing its connection must not crash the process, whether idle in the pool or checked
+  // out between queries: its query fails (and becomes a 503) and the pool replaces the client.
   pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,
     dialect: 'postgres',
     description: redactUrl(url),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    ping: () => ping(db),
     close: () => db.destroy(),
+  }
+}
+
+async function ping(db: Kysely<Database>): Promise<void> {
+  try {
+    await sql`select 1`.execute(db)
+  } catch (error) {
+    const translated = translateDatabaseError(error)
+    throw translated instanceof UnavailableError
+      ? translated
+      : new UnavailableError('Database unavailable', { cause: error })
   }
 }
 
@@ -91,7 +116,13 @@ export function keyTextType(db: Kysely<unknown>): Expression<unknown> {
 
 /** Brings the schema up to date. Safe to call on every start and from several processes. */
 export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
-  const migrator = new Migrator({ db: handle.db, provider: migrationProvider })
+  // Kysely looks for its bookkeeping tables in every schema it can see; pinning them to the current
+  // schema keeps two Lectern databases in separate schemas of one PostgreSQL database apart.
+  const migrationTableSchema =
+    handle.dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(handle.db)).rows[0]?.schema
+      : undefined
+  const migrator = new Migrator({ db: handle.db, provider: migrationProvider, migrationTableSchema })
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw translateDatabaseError(error)
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
@@ -130,7 +161,7 @@ export function translateDatabaseError(error: unknown): unknown {
   const message = error instanceof Error ? error.message : String(error)
   if (
     (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) ||
-    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/i.test(
       message,
     )
   ) {

@@ -1,4 +1,4 @@
-import type { RateLimitDecision, RateLimiter } from './limiter.js'
+import type { LimiterStatus, RateLimitDecision, RateLimiter } from './limiter.js'
 
 export type LimiterMode = 'shared' | 'local'
 
@@ -23,8 +23,8 @@ export class FallbackRateLimiter implements RateLimiter {
     private readonly options: FallbackOptions,
   ) {}
 
-  get currentMode(): LimiterMode {
-    return this.mode
+  status(): LimiterStatus {
+    return { store: 'redis', fallback: this.mode === 'local' }
   }
 
   async consume(key: string): Promise<RateLimitDecision> {

@@ -22,7 +22,14 @@ export interface RateLimits {
  */
 export interface RateLimiter {
   consume(key: string): Promise<RateLimitDecision>
+  /** Where counting happens now: `fallback` is true while a shared store is unreachable. */
+  status(): LimiterStatus
   close(): Promise<void>
+}
+
+export interface LimiterStatus {
+  store: 'memory' | 'redis'
+  fallback: boolean
 }
 
 export const HOUR_MS = 3_600_000

@@ -1,4 +1,11 @@
-import { HOUR_MS, type RateLimitDecision, type RateLimiter, type RateLimits, SECOND_MS } from './limiter.js'
+import {
+  HOUR_MS,
+  type LimiterStatus,
+  type RateLimitDecision,
+  type RateLimiter,
+  type RateLimits,
+  SECOND_MS,
+} from './limiter.js'
 
 interface KeyState {
   windowStart: number
@@ -58,6 +65,10 @@ export class MemoryRateLimiter implements RateLimiter {
       state.next = (state.next + 1) % perSecond
     }
     return decision(true)
+  }
+
+  status(): LimiterStatus {
+    return { store: 'memory', fallback: false }
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,12 @@
 import type { Redis } from 'ioredis'
-import { HOUR_MS, type RateLimitDecision, type RateLimiter, type RateLimits, SECOND_MS } from './limiter.js'
+import {
+  HOUR_MS,
+  type LimiterStatus,
+  type RateLimitDecision,
+  type RateLimiter,
+  type RateLimits,
+  SECOND_MS,
+} from './limiter.js'
 
 /**
  * Both limits in one Lua script: one round trip, atomic on the Redis server, so requests spread
@@ -83,5 +90,10 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
+  status(): LimiterStatus {
+    return { store: 'redis', fallback: false }
+  }
+
+  /** The Redis client belongs to whoever created it; closing the limiter leaves it open. */
   async close(): Promise<void> {}
 }

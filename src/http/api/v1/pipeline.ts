@@ -54,7 +54,7 @@ export function readBearerToken(header: string | undefined): string {
  */
 export function registerApiPipeline(
   app: FastifyInstance,
-  deps: { keys: KeyService; limiter: RateLimiter },
+  deps: { keys: KeyService; limiter: RateLimiter; onRateLimited?: () => void },
 ): void {
   app.decorateRequest('apiKey', null)
 
@@ -74,6 +74,7 @@ export function registerApiPipeline(
       'X-RateLimit-Reset': decision.resetAt,
     })
     if (!decision.allowed) {
+      deps.onRateLimited?.()
       throw new ApiError(
         'rate_limit_exceeded',
         'Rate limit exceeded: too many requests, please try again later',

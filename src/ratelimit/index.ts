@@ -1,0 +1,54 @@
+import { Redis } from 'ioredis'
+import type { Config } from '../config.js'
+import { FallbackRateLimiter } from './fallback.js'
+import type { RateLimiter } from './limiter.js'
+import { MemoryRateLimiter } from './memory.js'
+import { RedisRateLimiter } from './redis.js'
+
+/**
+ * The limiter the configuration asks for: in memory for one instance, or Redis shared by all
+ * instances (`REDIS_URL`) with an in-memory fallback while Redis cannot be reached.
+ */
+export function createRateLimiter(
+  config: Pick<Config, 'REDIS_URL' | 'RATE_LIMIT_PER_HOUR' | 'RATE_LIMIT_PER_SECOND'>,
+  log: { warn(object: unknown, message?: string): void; info(message: string): void },
+): RateLimiter {
+  const limits = { perHour: config.RATE_LIMIT_PER_HOUR, perSecond: config.RATE_LIMIT_PER_SECOND }
+  if (!config.REDIS_URL) return new MemoryRateLimiter(limits)
+  const redis = new Redis(config.REDIS_URL, {
+    // Fail fast while Redis is away instead of queueing requests behind a reconnect; the fallback
+    // answers them from memory meanwhile.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 500,
+    connectTimeout: 2000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  })
+  // Connection errors surface through the limiter; without a listener ioredis would log each one.
+  redis.on('error', () => {})
+  const limiter = new FallbackRateLimiter(
+    new RedisRateLimiter(redis, limits),
+    new MemoryRateLimiter(limits),
+    {
+      isSharedReady: () => redis.status === 'ready',
+      onModeChange: (mode, error) => {
+        if (mode === 'local') {
+          log.warn(
+            { err: error },
+            'Redis unreachable: counting rate limits in this instance’s memory until it returns',
+          )
+        } else {
+          log.info('Redis reachable again: rate limits are shared across instances')
+        }
+      },
+    },
+  )
+  return {
+    consume: (key) => limiter.consume(key),
+    status: () => limiter.status(),
+    async close() {
+      await limiter.close()
+      redis.disconnect()
+    },
+  }
+}

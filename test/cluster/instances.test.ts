@@ -1,0 +1,121 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type DatabaseHandle, migrateToLatest, openDatabase } from '../../src/db/client.js'
+import { createServices, type Services } from '../../src/services/index.js'
+import { runCli } from '../cli/run-cli.js'
+import { buildApiKey, buildForm, buildSubmission, buildUser } from '../factories.js'
+import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '../harness.js'
+import { get, type Instance, startInstance } from './support.js'
+
+/**
+ * Two real server processes share one PostgreSQL schema and one Redis, as instances behind a load
+ * balancer do. Each property is checked many times over, so that a race would show.
+ */
+describe('two instances sharing PostgreSQL and Redis', () => {
+  let dir: string
+  let testDatabase: TestDatabase
+  let database: DatabaseHandle
+  let services: Services
+  let a: Instance
+  let b: Instance
+  let adminId: string
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'lectern-cluster-'))
+    testDatabase = await createTestDatabase(dir, 'postgres')
+    database = openDatabase(testDatabase.url)
+    await migrateToLatest(database)
+    services = createServices(database)
+    adminId = (await buildUser(database.db, { email: 'admin@example.com', role: 'global_admin' })).id
+    await buildUser(database.db, { email: 'backup@example.com', role: 'global_admin' })
+    const form = await buildForm(database.db, { id: 'form_contact' })
+    await buildSubmission(database.db, { formId: form.id })
+    const env = { DATABASE_URL: testDatabase.url, REDIS_URL: TEST_REDIS_URL }
+    ;[a, b] = await Promise.all([startInstance(env), startInstance(env)])
+  })
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()])
+    await database?.close()
+    await testDatabase?.drop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('lets exactly 10 of 11 simultaneous requests through for a fresh key spread over both, every time', async () => {
+    for (let round = 0; round < 15; round++) {
+      const key = await buildApiKey(database.db, { userId: adminId })
+      const answers = await Promise.all(
+        Array.from({ length: 11 }, (_, i) => get(`${(i % 2 === 0 ? a : b).url}/api/v1/forms`, key.plainKey)),
+      )
+      const statuses = answers.map((answer) => answer.status).sort()
+      expect(statuses.filter((s) => s === 200)).toHaveLength(10)
+      expect(statuses.filter((s) => s === 429)).toHaveLength(1)
+    }
+  })
+
+  it('shares one hourly count, so Remaining falls by one per request whichever instance answers', async () => {
+    const key = await buildApiKey(database.db, { userId: adminId })
+    const remaining: number[] = []
+    for (let i = 0; i < 8; i++) {
+      const answer = await get(`${(i % 2 === 0 ? a : b).url}/api/v1/page-builder`, key.plainKey)
+      expect(answer.status).toBe(200)
+      remaining.push(Number(answer.headers['x-ratelimit-remaining']))
+    }
+    expect(remaining).toEqual([999, 998, 997, 996, 995, 994, 993, 992])
+  })
+
+  it('refuses a key revoked or deactivated on the very next request on both instances, every time', async () => {
+    for (let round = 0; round < 10; round++) {
+      const key = await buildApiKey(database.db, { userId: adminId })
+      expect((await get(`${a.url}/api/v1/forms`, key.plainKey)).status).toBe(200)
+      expect((await get(`${b.url}/api/v1/forms`, key.plainKey)).status).toBe(200)
+      if (round % 2 === 0) {
+        await services.keys.revokeApiKey(key.id)
+        for (const instance of [a, b]) {
+          const answer = await get(`${instance.url}/api/v1/forms`, key.plainKey)
+          expect(answer.status).toBe(401)
+          expect(JSON.parse(answer.body).error).toBe('invalid_api_key')
+        }
+      } else {
+        await services.keys.deactivateApiKey(key.id)
+        for (const instance of [a, b]) {
+          expect(JSON.parse((await get(`${instance.url}/api/v1/forms`, key.plainKey)).body).error).toBe(
+            'api_key_inactive',
+          )
+        }
+        await services.keys.activateApiKey(key.id)
+        for (const instance of [a, b])
+          expect((await get(`${instance.url}/api/v1/forms`, key.plainKey)).status).toBe(200)
+      }
+    }
+  })
+
+  it('applies a demotion or a disable made by the CLI on the very next request on both instances', async () => {
+    const user = await buildUser(database.db, { email: 'ops@example.com', role: 'global_admin' })
+    const key = await buildApiKey(database.db, { userId: user.id })
+    const cli = (args: string[]) => runCli(args, { databaseUrl: testDatabase.url })
+    for (let round = 0; round < 3; round++) {
+      for (const instance of [a, b]) {
+        expect(
+          (await get(`${instance.url}/api/v1/forms/form_contact/submissions`, key.plainKey)).status,
+        ).toBe(200)
+      }
+      expect((await cli(['users', 'set-role', user.email, 'editor'])).code).toBe(0)
+      for (const instance of [a, b]) {
+        expect(
+          (await get(`${instance.url}/api/v1/forms/form_contact/submissions`, key.plainKey)).status,
+        ).toBe(403)
+      }
+      expect((await cli(['users', 'disable', user.email])).code).toBe(0)
+      for (const instance of [a, b]) {
+        expect(JSON.parse((await get(`${instance.url}/api/v1/forms`, key.plainKey)).body).error).toBe(
+          'api_key_inactive',
+        )
+      }
+      expect((await cli(['users', 'enable', user.email])).code).toBe(0)
+      expect((await cli(['users', 'set-role', user.email, 'global_admin'])).code).toBe(0)
+    }
+  })
+})

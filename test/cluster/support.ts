@@ -1,0 +1,215 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { request as httpRequest } from 'node:http'
+import { connect, createServer, type Server, type Socket } from 'node:net'
+import { BIN } from '../cli/run-cli.js'
+
+/**
+ * A TCP proxy the test controls, standing between a server process and PostgreSQL or Redis, so a
+ * test can cut the connection (as if the service had stopped) and restore it, without touching the
+ * real service that other tests share.
+ */
+export class TcpProxy {
+  private server: Server | undefined
+  private readonly sockets = new Set<Socket>()
+  private up = true
+  port = 0
+
+  constructor(
+    private readonly targetHost: string,
+    private readonly targetPort: number,
+  ) {}
+
+  async start(): Promise<this> {
+    this.server = createServer((client) => {
+      if (!this.up) {
+        client.destroy()
+        return
+      }
+      const upstream = connect(this.targetPort, this.targetHost)
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket)
+        socket.on('close', () => this.sockets.delete(socket))
+        socket.on('error', () => {})
+      }
+      client.pipe(upstream).pipe(client)
+      client.on('close', () => upstream.destroy())
+      upstream.on('close', () => client.destroy())
+    })
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve))
+    this.port = (this.server.address() as { port: number }).port
+    return this
+  }
+
+  /** Drops every open connection and refuses new ones, like a service that went away. */
+  cut(): void {
+    this.up = false
+    for (const socket of this.sockets) socket.destroy()
+  }
+
+  restore(): void {
+    this.up = true
+  }
+
+  async close(): Promise<void> {
+    this.cut()
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve())
+  }
+}
+
+export interface Instance {
+  url: string
+  child: ChildProcess
+  /** Everything the process wrote to stdout and stderr so far (JSON log lines). */
+  output(): string
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+/** Starts `lectern serve` as its own process on a free port and waits until it listens. */
+export async function startInstance(env: Record<string, string>): Promise<Instance> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(await freePort())], {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout?.on('data', (chunk) => {
+    output += chunk
+  })
+  child.stderr?.on('data', (chunk) => {
+    output += chunk
+  })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`instance did not start: ${output}`)), 20_000)
+    const check = () => {
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
+      if (match) {
+        clearTimeout(timer)
+        resolve(match[1])
+      }
+    }
+    child.stdout?.on('data', check)
+    exited.then((code) => reject(new Error(`instance exited with ${code}: ${output}`)))
+  })
+  return {
+    url,
+    child,
+    output: () => output,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null) child.kill(signal)
+      return exited
+    },
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+export interface Answer {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: string
+  ms: number
+}
+
+/**
+ * One GET on a new connection (no keep-alive), so each request is accepted or refused on its own
+ * and a test can tell a refused connection from a request lost in flight.
+ */
+export function get(url: string, key?: string, timeoutMs = 15_000): Promise<Answer> {
+  const started = performance.now()
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      { agent: false, headers: key ? { authorization: `Bearer ${key}` } : {}, timeout: timeoutMs },
+      (res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk) => {
+          body += chunk
+        })
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body,
+            ms: performance.now() - started,
+          }),
+        )
+        res.on('error', reject)
+      },
+    )
+    req.on('timeout', () => req.destroy(new Error(`timed out after ${timeoutMs} ms`)))
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/** Polls `probe` until it returns true or `timeoutMs` passes; resolves with the time it took. */
+export async function waitFor(probe: () => Promise<boolean>, timeoutMs = 15_000): Promise<number> {
+  const started = performance.now()
+  while (performance.now() - started < timeoutMs) {
+    if (await probe().catch(() => false)) return performance.now() - started
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms`)
+}
+
+export interface LoadStats {
+  statuses: Map<number, number>
+  /** Requests that failed without a response, by error code (ECONNREFUSED, ECONNRESET, …). */
+  failures: Map<string, number>
+  slowestMs: number
+  count: number
+}
+
+/**
+ * Keeps `concurrency` requests in flight against `url` until `stop()` is called; resolves with what
+ * every request got. Each request uses its own connection (see `get`). While `routing()` is false
+ * no new request is sent.
+ */
+export function generateLoad(
+  url: string,
+  key: string,
+  concurrency: number,
+  routing: () => boolean = () => true,
+) {
+  const stats: LoadStats = { statuses: new Map(), failures: new Map(), slowestMs: 0, count: 0 }
+  let running = true
+  const worker = async () => {
+    while (running) {
+      // Like a load balancer, send nothing to an instance that is out of rotation.
+      if (!routing()) {
+        await new Promise((resolve) => setTimeout(resolve, 10))
+        continue
+      }
+      try {
+        const answer = await get(url, key, 10_000)
+        stats.statuses.set(answer.status, (stats.statuses.get(answer.status) ?? 0) + 1)
+        stats.slowestMs = Math.max(stats.slowestMs, answer.ms)
+      } catch (error) {
+        const code = (error as { code?: string }).code ?? (error as Error).message
+        stats.failures.set(code, (stats.failures.get(code) ?? 0) + 1)
+        // A refused connection answers at once; pause so a stopped server is not hammered in a tight loop.
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      stats.count += 1
+    }
+  }
+  const workers = Array.from({ length: concurrency }, worker)
+  return {
+    stats,
+    async stop(): Promise<LoadStats> {
+      running = false
+      await Promise.all(workers)
+      return stats
+    },
+  }
+}
