@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type LogLevel } from 'fastify'
 import type { Config } from './config.js'
 import type { DatabaseHandle } from './db/client.js'
 import { ApiError } from './errors.js'
@@ -123,14 +123,18 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     throw notFound()
   })
 
-  const metrics = registerMetrics(app, deps)
+  // Probes run every few seconds: log them only from warnings up, unless logging is quieter still.
+  const probeLogLevel: LogLevel = ['fatal', 'error', 'silent'].includes(deps.config.LOG_LEVEL)
+    ? deps.config.LOG_LEVEL
+    : 'warn'
+  const metrics = registerMetrics(app, { ...deps, logLevel: probeLogLevel })
 
   // Liveness: the process answers. It stays up while the database is down, so an orchestrator
   // does not restart an instance that will recover by itself.
-  app.get('/healthz', { logLevel: 'warn' }, async () => ({ status: 'ok' }))
+  app.get('/healthz', { logLevel: probeLogLevel }, async () => ({ status: 'ok' }))
 
   // Readiness: this instance can serve the API now (database reachable, not shutting down).
-  app.get('/readyz', { logLevel: 'warn' }, async () => {
+  app.get('/readyz', { logLevel: probeLogLevel }, async () => {
     if (closing || deps.lifecycle?.draining)
       throw new ApiError('service_unavailable', 'The server is shutting down')
     await deps.database.ping()

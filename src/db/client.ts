@@ -69,8 +69,8 @@ function openPostgres(url: string): DatabaseHandle {
     // Short connect and query timeouts turn an unreachable database into a quick 503 instead of a
     // request that hangs until the client gives up.
     connectionTimeoutMillis: 2000,
-    query_timeout: 5000,
-    statement_timeout: 5000,
+    query_timeout: 3000,
+    statement_timeout: 3000,
     idleTimeoutMillis: 30_000,
     keepAlive: true,
   })

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, LogLevel } from 'fastify'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { DatabaseHandle } from '../db/client.js'
 import type { RateLimiter } from '../ratelimit/limiter.js'
@@ -15,7 +15,7 @@ export interface Metrics {
  */
 export function registerMetrics(
   app: FastifyInstance,
-  deps: { database: Pick<DatabaseHandle, 'poolStats'>; limiter: RateLimiter },
+  deps: { database: Pick<DatabaseHandle, 'poolStats'>; limiter: RateLimiter; logLevel: LogLevel },
 ): Metrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: 'lectern_' })
@@ -76,7 +76,7 @@ export function registerMetrics(
     latency.observe({ method: request.method, route }, reply.elapsedTime / 1000)
   })
 
-  app.get('/metrics', { logLevel: 'warn' }, async (_request, reply) =>
+  app.get('/metrics', { logLevel: deps.logLevel }, async (_request, reply) =>
     reply.type(registry.contentType).send(await registry.metrics()),
   )
 

@@ -30,7 +30,7 @@ export function createRateLimiter(
     new RedisRateLimiter(redis, limits),
     new MemoryRateLimiter(limits),
     {
-      isSharedReady: () => redis.status === 'ready',
+      probeShared: () => redis.ping(),
       onModeChange: (mode, error) => {
         if (mode === 'local') {
           log.warn(

@@ -49,99 +49,114 @@ describe('an instance whose PostgreSQL or Redis goes away', () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('answers 503 quickly while PostgreSQL is unreachable and recovers by itself when it returns', async () => {
-    const postgres = new URL(TEST_POSTGRES_URL)
-    proxy = await new TcpProxy(postgres.hostname, Number(postgres.port || 5432)).start()
-    const viaProxy = new URL(testDatabase.url)
-    viaProxy.host = `127.0.0.1:${proxy.port}`
-    instance = await startInstance({
-      DATABASE_URL: viaProxy.toString(),
-      REDIS_URL: TEST_REDIS_URL,
-      ...GENEROUS,
-    })
-    const pid = instance.child.pid
-    const key = await buildApiKey(database.db, { userId: adminId })
-    const url = `${instance.url}/api/v1/forms`
-    expect((await get(url, key.plainKey)).status).toBe(200)
-
-    const load = generateLoad(url, key.plainKey, 4)
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    proxy.cut()
-    const outage = await get(url, key.plainKey).catch((error) => {
-      throw new Error(`${error}: ${instance?.output().slice(-3000)}`)
-    })
-    await waitFor(async () => (await get(url, key.plainKey)).status === 503, 5000)
-    const during = await get(url, key.plainKey)
-    expect(during.status).toBe(503)
-    expect(JSON.parse(during.body)).toEqual({ error: 'service_unavailable', message: expect.any(String) })
-    expect(Number(during.headers['retry-after'])).toBeGreaterThan(0)
-    expect(during.ms).toBeLessThan(3000)
-    expect([200, 503]).toContain(outage.status)
-    expect((await get(`${instance.url}/readyz`)).status).toBe(503)
-    expect((await get(`${instance.url}/healthz`)).status).toBe(200)
-    await new Promise((resolve) => setTimeout(resolve, 1000))
-
-    proxy.restore()
-    const recoveryMs = await waitFor(async () => (await get(url, key.plainKey)).status === 200, 15_000)
-    const stats = await load.stop()
-    console.info(`PostgreSQL outage: recovered ${Math.round(recoveryMs)} ms after it returned`, stats)
-    expect((await get(`${instance.url}/readyz`)).status).toBe(200)
-    expect(instance.child.pid).toBe(pid)
-    expect(instance.child.exitCode).toBeNull()
-    // Every request got an answer: 200 before and after, 503 during; none hung or was dropped.
-    expect([...stats.failures.keys()]).toEqual([])
-    expect([...stats.statuses.keys()].sort()).toEqual([200, 503])
-    expect(stats.slowestMs).toBeLessThan(5000)
-  })
-
-  it('keeps serving from memory while Redis is unreachable, says so, and shares counts again when it returns', async () => {
-    const redisUrl = new URL(TEST_REDIS_URL)
-    proxy = await new TcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379)).start()
-    instance = await startInstance({
-      DATABASE_URL: testDatabase.url,
-      REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
-      ...GENEROUS,
-    })
-    const key = await buildApiKey(database.db, { userId: adminId })
-    const url = `${instance.url}/api/v1/forms`
-    const metrics = async () => (await get(`${instance?.url}/metrics`)).body
-    expect((await get(url, key.plainKey)).status).toBe(200)
-    expect(metric(await metrics(), 'lectern_rate_limiter_shared')).toBe(1)
-
-    const load = generateLoad(url, key.plainKey, 4)
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    proxy.cut()
-    await waitFor(async () => metric(await metrics(), 'lectern_rate_limiter_fallback') === 1, 5000)
-    await new Promise((resolve) => setTimeout(resolve, 1000))
-    expect((await get(url, key.plainKey)).status).toBe(200)
-    expect(instance.output()).toContain('Redis unreachable')
-    expect(JSON.parse((await get(`${instance.url}/readyz`)).body).rateLimits).toBe('memory-fallback')
-
-    proxy.restore()
-    const recoveryMs = await waitFor(
-      async () => metric(await metrics(), 'lectern_rate_limiter_fallback') === 0,
-      15_000,
-    )
-    const stats = await load.stop()
-    console.info(
-      `Redis outage: shared counting resumed ${Math.round(recoveryMs)} ms after it returned`,
-      stats,
-    )
-    expect([...stats.failures.keys()]).toEqual([])
-    expect([...stats.statuses.keys()]).toEqual([200])
-    expect(instance.output()).toContain('Redis reachable again')
-
-    // Counting goes to Redis again: the key's shared hourly count moves with each request.
-    const redis = new Redis(TEST_REDIS_URL)
-    try {
-      const countKey = `lectern:rl:{${key.id}}:h`
-      const before = Number(await redis.hget(countKey, 'count'))
+  it.each([
+    ['stops (connections refused)', 'cut'],
+    ['is partitioned away (connections hang)', 'blackhole'],
+  ] as const)(
+    'answers 503 quickly while PostgreSQL %s and recovers by itself when it returns',
+    async (_, fault) => {
+      const postgres = new URL(TEST_POSTGRES_URL)
+      proxy = await new TcpProxy(postgres.hostname, Number(postgres.port || 5432)).start()
+      const viaProxy = new URL(testDatabase.url)
+      viaProxy.host = `127.0.0.1:${proxy.port}`
+      instance = await startInstance({
+        DATABASE_URL: viaProxy.toString(),
+        REDIS_URL: TEST_REDIS_URL,
+        ...GENEROUS,
+      })
+      const pid = instance.child.pid
+      const key = await buildApiKey(database.db, { userId: adminId })
+      const url = `${instance.url}/api/v1/forms`
       expect((await get(url, key.plainKey)).status).toBe(200)
-      expect(Number(await redis.hget(countKey, 'count'))).toBe(before + 1)
-    } finally {
-      redis.disconnect()
-    }
-  })
+
+      const load = generateLoad(url, key.plainKey, 4)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      if (fault === 'cut') proxy.cut()
+      else proxy.blackhole()
+      const firstMs = await waitFor(async () => (await get(url, key.plainKey)).status === 503, 10_000)
+      const during = await get(url, key.plainKey)
+      expect(during.status).toBe(503)
+      expect(JSON.parse(during.body)).toEqual({ error: 'service_unavailable', message: expect.any(String) })
+      expect(Number(during.headers['retry-after'])).toBeGreaterThan(0)
+      // Refused connections fail at once; a silent network costs at most the connect timeout (2 s) or
+      // the query timeout (3 s), never an open-ended wait.
+      expect(during.ms).toBeLessThan(3500)
+      expect((await get(`${instance.url}/readyz`)).status).toBe(503)
+      expect((await get(`${instance.url}/healthz`)).status).toBe(200)
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+
+      proxy.restore()
+      const recoveryMs = await waitFor(async () => (await get(url, key.plainKey)).status === 200, 15_000)
+      const stats = await load.stop()
+      console.info(
+        `PostgreSQL ${fault}: first 503 after ${Math.round(firstMs)} ms, recovered ${Math.round(recoveryMs)} ms after it returned`,
+        stats,
+      )
+      expect((await get(`${instance.url}/readyz`)).status).toBe(200)
+      expect(instance.child.pid).toBe(pid)
+      expect(instance.child.exitCode).toBeNull()
+      // Every request got an answer: 200 before and after, 503 during; none hung or was dropped.
+      expect([...stats.failures.keys()]).toEqual([])
+      expect([...stats.statuses.keys()].sort()).toEqual([200, 503])
+      expect(stats.slowestMs).toBeLessThan(fault === 'cut' ? 1000 : 3500)
+    },
+  )
+
+  it.each([
+    ['stops (connections refused)', 'cut'],
+    ['is partitioned away (connections hang)', 'blackhole'],
+  ] as const)(
+    'keeps serving from memory while Redis %s, says so, and shares counts again when it returns',
+    async (_, fault) => {
+      const redisUrl = new URL(TEST_REDIS_URL)
+      proxy = await new TcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379)).start()
+      instance = await startInstance({
+        DATABASE_URL: testDatabase.url,
+        REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+        ...GENEROUS,
+      })
+      const key = await buildApiKey(database.db, { userId: adminId })
+      const url = `${instance.url}/api/v1/forms`
+      const metrics = async () => (await get(`${instance?.url}/metrics`)).body
+      expect((await get(url, key.plainKey)).status).toBe(200)
+      expect(metric(await metrics(), 'lectern_rate_limiter_shared')).toBe(1)
+
+      const load = generateLoad(url, key.plainKey, 4)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      if (fault === 'cut') proxy.cut()
+      else proxy.blackhole()
+      await waitFor(async () => metric(await metrics(), 'lectern_rate_limiter_fallback') === 1, 5000)
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      expect((await get(url, key.plainKey)).status).toBe(200)
+      expect(instance.output()).toContain('Redis unreachable')
+      expect(JSON.parse((await get(`${instance.url}/readyz`)).body).rateLimits).toBe('memory-fallback')
+
+      proxy.restore()
+      const recoveryMs = await waitFor(
+        async () => metric(await metrics(), 'lectern_rate_limiter_fallback') === 0,
+        15_000,
+      )
+      const stats = await load.stop()
+      console.info(
+        `Redis outage: shared counting resumed ${Math.round(recoveryMs)} ms after it returned`,
+        stats,
+      )
+      expect([...stats.failures.keys()]).toEqual([])
+      expect([...stats.statuses.keys()]).toEqual([200])
+      expect(instance.output()).toContain('Redis reachable again')
+
+      // Counting goes to Redis again: the key's shared hourly count moves with each request.
+      const redis = new Redis(TEST_REDIS_URL)
+      try {
+        const countKey = `lectern:rl:{${key.id}}:h`
+        const before = Number(await redis.hget(countKey, 'count'))
+        expect((await get(url, key.plainKey)).status).toBe(200)
+        expect(Number(await redis.hget(countKey, 'count'))).toBe(before + 1)
+      } finally {
+        redis.disconnect()
+      }
+    },
+  )
 
   it('on SIGTERM leaves the rotation, finishes in-flight requests, refuses new ones and exits 0', async () => {
     instance = await startInstance({

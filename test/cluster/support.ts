@@ -11,7 +11,7 @@ import { BIN } from '../cli/run-cli.js'
 export class TcpProxy {
   private server: Server | undefined
   private readonly sockets = new Set<Socket>()
-  private up = true
+  private mode: 'up' | 'cut' | 'blackhole' = 'up'
   port = 0
 
   constructor(
@@ -21,8 +21,15 @@ export class TcpProxy {
 
   async start(): Promise<this> {
     this.server = createServer((client) => {
-      if (!this.up) {
+      if (this.mode === 'cut') {
         client.destroy()
+        return
+      }
+      if (this.mode === 'blackhole') {
+        this.sockets.add(client)
+        client.on('close', () => this.sockets.delete(client))
+        client.on('error', () => {})
+        client.resume()
         return
       }
       const upstream = connect(this.targetPort, this.targetHost)
@@ -42,12 +49,27 @@ export class TcpProxy {
 
   /** Drops every open connection and refuses new ones, like a service that went away. */
   cut(): void {
-    this.up = false
+    this.mode = 'cut'
     for (const socket of this.sockets) socket.destroy()
   }
 
+  /**
+   * Swallows all traffic without closing anything, like a network partition: connections stay
+   * open and silent, so only the client's own timeouts can notice.
+   */
+  blackhole(): void {
+    this.mode = 'blackhole'
+    for (const socket of this.sockets) {
+      socket.unpipe()
+      socket.removeAllListeners('data')
+      socket.resume()
+    }
+  }
+
+  /** Lets new connections through again; connections from before the fault stay broken. */
   restore(): void {
-    this.up = true
+    for (const socket of this.sockets) socket.destroy()
+    this.mode = 'up'
   }
 
   async close(): Promise<void> {
