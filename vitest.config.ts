@@ -19,6 +19,8 @@ function reachable(host: string, port: number): Promise<boolean> {
 const UNIT_TESTS = ['src/ratelimit/memory.test.ts', 'src/services/redirect-rules.test.ts']
 // Several server processes sharing PostgreSQL and Redis, and their faults: PostgreSQL project only.
 const CLUSTER_TESTS = ['test/cluster/**']
+// The dashboard in Chromium: its HTTP tests already run on both databases, the browser once.
+const BROWSER_TESTS = ['test/browser/**']
 
 const sqlite: TestProjectInlineConfiguration = {
   extends: true,
@@ -32,7 +34,7 @@ const postgres: TestProjectInlineConfiguration = {
   extends: true,
   test: {
     name: 'postgres',
-    exclude: [...configDefaults.exclude, ...UNIT_TESTS],
+    exclude: [...configDefaults.exclude, ...UNIT_TESTS, ...BROWSER_TESTS],
     env: { LECTERN_TEST_DATABASE: 'postgres' },
   },
 }
@@ -46,6 +48,8 @@ export default defineConfig(async () => {
   return {
     test: {
       include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+      // Fails a test during which the app answered something openapi.json does not describe.
+      setupFiles: ['test/contract/setup.ts'],
       pool: 'forks' as const,
       testTimeout: 30_000,
       hookTimeout: 30_000,

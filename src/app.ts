@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type LogLevel } from 'fastify'
+import { adminDashboard } from './admin/index.js'
 import type { Config } from './config.js'
 import type { DatabaseHandle } from './db/client.js'
 import { ApiError } from './errors.js'
@@ -8,6 +9,8 @@ import { pagesRoute } from './http/api/v1/pages.js'
 import { registerApiPipeline } from './http/api/v1/pipeline.js'
 import { redirectsRoute } from './http/api/v1/redirects.js'
 import { submissionsRoute } from './http/api/v1/submissions.js'
+import { registerOpenApi } from './http/docs/openapi.js'
+import { registerApiReference } from './http/docs/reference.js'
 import {
   createClientErrorHandler,
   notFound,
@@ -99,6 +102,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   })
 
   app.addSchema(ErrorSchema)
+  // The OpenAPI document is generated from the routes registered after this, and rendered at /docs.
+  await registerOpenApi(app)
+  await registerApiReference(app)
 
   // Set when shutdown starts: requests still arriving on open connections are refused with the
   // envelope (and asked to reconnect), while those already in flight finish.
@@ -164,6 +170,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
     { prefix: '/api/v1' },
   )
+
+  await app.register(adminDashboard, { prefix: '/admin', services: deps.services })
 
   return app
 }

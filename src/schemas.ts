@@ -2,7 +2,8 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox'
 
 /**
  * One schema per resource. Field order here is the order on the wire: the HTTP layer compiles
- * these into the response serializers, and the OpenAPI document is generated from them.
+ * these into the response serializers, and the OpenAPI document is generated from them. Each
+ * resource's `$id` is its name among the document's components.
  */
 const Timestamp = Type.String({
   format: 'date-time',
@@ -11,77 +12,96 @@ const Timestamp = Type.String({
 })
 // `type: [string, null]` rather than `anyOf`: the serializer compiles it to a plain check instead of a
 // schema validation per field, and OpenAPI 3.1 reads it the same way.
-const NullableString = Type.Unsafe<string | null>({ type: ['string', 'null'] })
+const NullableString = (description: string) =>
+  Type.Unsafe<string | null>({ type: ['string', 'null'], description })
+const Id = (prefix: string) =>
+  Type.String({ description: 'opaque identifier', examples: [`${prefix}_8mXqz1Lr0aT2kVb9PcW4`] })
+const SitePath = (description: string, example: string) =>
+  Type.String({ pattern: '^/', description, examples: [example] })
 
 export const FormSchema = Type.Object(
   {
-    id: Type.String({ examples: ['form_8mXqz1Lr0aT2kVb9PcW4'] }),
-    title: Type.String(),
-    description: NullableString,
+    id: Id('form'),
+    title: Type.String({ examples: ['Contact us'] }),
+    description: NullableString('what the form is for, if the site gave one'),
   },
-  { title: 'Form', additionalProperties: false },
+  { $id: 'Form', description: 'A form of the site.', additionalProperties: false },
 )
 export type Form = Static<typeof FormSchema>
 
 export const SubmissionSchema = Type.Object(
   {
-    id: Type.String(),
-    data: Type.Record(Type.String(), Type.Unknown(), { description: 'the submitted fields' }),
-    ipAddress: NullableString,
-    userAgent: NullableString,
-    referrer: NullableString,
-    submittedBy: NullableString,
-    isRead: Type.Boolean(),
-    isStarred: Type.Boolean(),
-    notes: NullableString,
+    id: Id('submission'),
+    data: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'the submitted fields, by field name',
+      examples: [{ name: 'Ada', message: 'Hello' }],
+    }),
+    ipAddress: NullableString('address the submission came from'),
+    userAgent: NullableString("the submitting browser's User-Agent"),
+    referrer: NullableString('the page the form was submitted from'),
+    submittedBy: NullableString('who submitted it, when known'),
+    isRead: Type.Boolean({ description: 'marked as read by an administrator' }),
+    isStarred: Type.Boolean({ description: 'starred by an administrator' }),
+    notes: NullableString("administrators' notes"),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
-  { title: 'Submission', additionalProperties: false },
+  {
+    $id: 'Submission',
+    description: 'One submission of a form. Submissions hold personal data.',
+    additionalProperties: false,
+  },
 )
 export type Submission = Static<typeof SubmissionSchema>
 
 export const PageSchema = Type.Object(
   {
-    id: Type.String(),
-    title: Type.String(),
-    slug: Type.String(),
-    path: Type.String({ pattern: '^/' }),
-    pageType: Type.String({ examples: ['page'] }),
+    id: Id('page'),
+    title: Type.String({ examples: ['About us'] }),
+    slug: Type.String({ examples: ['about-us'] }),
+    path: SitePath("the page's path on the site", '/about-us'),
+    pageType: Type.String({ description: 'kind of page', examples: ['page'] }),
     isPublished: Type.Boolean(),
-    publishedAt: Type.Unsafe<string | null>({ type: ['string', 'null'], format: 'date-time' }),
+    publishedAt: Type.Unsafe<string | null>({
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'when the page was published (UTC, second precision); null if never',
+      examples: ['2024-01-05T10:00:00Z'],
+    }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
-  { title: 'Page', additionalProperties: false },
+  { $id: 'Page', description: 'A page built with the page builder.', additionalProperties: false },
 )
 export type Page = Static<typeof PageSchema>
 
-export const RedirectTypeSchema = Type.Union([Type.Literal('permanent'), Type.Literal('temporary')])
+export const RedirectTypeSchema = Type.Union([Type.Literal('permanent'), Type.Literal('temporary')], {
+  description: 'permanent answers 301, temporary answers 302',
+})
 export type RedirectType = Static<typeof RedirectTypeSchema>
 
 export const RedirectSchema = Type.Object(
   {
-    id: Type.String(),
-    fromPath: Type.String({ pattern: '^/' }),
-    toPath: Type.String({ pattern: '^/' }),
+    id: Id('redirect'),
+    fromPath: SitePath('the exact path that is redirected (case-sensitive)', '/old-about'),
+    toPath: SitePath('where it leads; the query string is carried over', '/about-us'),
     type: RedirectTypeSchema,
-    isActive: Type.Boolean(),
+    isActive: Type.Boolean({ description: 'only active redirects apply' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
-  { title: 'Redirect', additionalProperties: false },
+  { $id: 'Redirect', description: 'A URL redirect of the site.', additionalProperties: false },
 )
 export type Redirect = Static<typeof RedirectSchema>
 
 export const ListMetaSchema = Type.Object(
   {
-    total: Type.Integer({ minimum: 0 }),
-    page: Type.Integer({ minimum: 1 }),
-    pageSize: Type.Integer({ minimum: 1, maximum: 100 }),
-    totalPages: Type.Integer({ minimum: 0 }),
+    total: Type.Integer({ minimum: 0, description: 'items that match, on all pages' }),
+    page: Type.Integer({ minimum: 1, description: 'this page' }),
+    pageSize: Type.Integer({ minimum: 1, maximum: 100, description: 'items per page' }),
+    totalPages: Type.Integer({ minimum: 0, description: 'ceil(total / pageSize); 0 when total is 0' }),
   },
-  { additionalProperties: false },
+  { $id: 'ListMeta', description: 'Where a page of a list stands.', additionalProperties: false },
 )
 export type ListMeta = Static<typeof ListMetaSchema>
 
@@ -95,9 +115,9 @@ export const ErrorSchema = Type.Object(
     error: Type.String({
       description: 'error type (code form by default, phrase form with ERROR_STYLE=phrase)',
     }),
-    message: Type.String(),
+    message: Type.String({ description: 'what went wrong, for people' }),
   },
-  { $id: 'Error', additionalProperties: false },
+  { $id: 'Error', description: 'The body of every error response.', additionalProperties: false },
 )
 
 /** A page of items plus the total that matched, as services return it. */

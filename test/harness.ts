@@ -12,6 +12,7 @@ import type { RateLimiter } from '../src/ratelimit/limiter.js'
 import { MemoryRateLimiter } from '../src/ratelimit/memory.js'
 import { RedisRateLimiter } from '../src/ratelimit/redis.js'
 import { createServices, type Services } from '../src/services/index.js'
+import { checkResponsesAgainstContract } from './contract/recorder.js'
 
 /**
  * Which database this test run uses: the vitest projects set it, so every database test runs on
@@ -103,6 +104,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     logStream: options.logStream,
     timeouts: options.timeouts,
   })
+  checkResponsesAgainstContract(app)
   return {
     app,
     database,

@@ -51,6 +51,7 @@ export async function runDemo(options: { port?: string; host?: string }): Promis
       '',
       `Lectern demo is running at ${base} (database ${database.description})`,
       '',
+      `  Dashboard:     ${base}/admin`,
       `  Global admin:  ${DEMO_ADMIN_EMAIL}`,
       `  Password:      ${generatedPassword}`,
       `  API key:       ${plainKey}`,

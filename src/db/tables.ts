@@ -5,6 +5,9 @@
  */
 export type Flag = 0 | 1
 
+/** The tables whose rows the API serves; any change to them moves the content version. */
+export const CONTENT_TABLES = ['forms', 'submissions', 'pages', 'redirects'] as const
+
 export interface FormsTable {
   id: string
   title: string
@@ -75,6 +78,39 @@ export interface ApiKeysTable {
   last_used_at: string | null
 }
 
+/** One row (id 1) whose `version` moves forward on every content change (see migration 003). */
+export interface ContentVersionTable {
+  id: number
+  version: number
+}
+
+/** A dashboard session; the cookie holds a token whose SHA-256 is `id`. */
+export interface AdminSessionsTable {
+  id: string
+  user_id: string
+  /** The synchronizer token every state-changing dashboard request must carry. */
+  csrf_token: string
+  /** A one-time message (JSON `{ kind, text }`) shown on the next page, then cleared. */
+  flash: string | null
+  created_at: string
+  last_seen_at: string
+}
+
+/** A dashboard sign-in attempt; successful ones are deleted, so the rows left are failures. */
+export interface LoginAttemptsTable {
+  id: string
+  /** The email as typed (trimmed, lower-cased), whether or not such a user exists. */
+  email: string
+  ip_address: string
+  attempted_at: string
+}
+
+/** A named row that writers update first to serialize one kind of change (see `db/locks.ts`). */
+export interface LocksTable {
+  name: string
+  acquired_at: string | null
+}
+
 export interface Database {
   forms: FormsTable
   submissions: SubmissionsTable
@@ -82,4 +118,8 @@ export interface Database {
   redirects: RedirectsTable
   users: UsersTable
   api_keys: ApiKeysTable
+  admin_sessions: AdminSessionsTable
+  login_attempts: LoginAttemptsTable
+  locks: LocksTable
+  content_version: ContentVersionTable
 }

@@ -27,7 +27,14 @@ export function listQuerySchema(filter?: BooleanFilter) {
       ? 'true: only published pages; false: only unpublished'
       : 'true: only active; false: only inactive'
   return Type.Object({
-    page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'page number, from 1' })),
+    page: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: Number.MAX_SAFE_INTEGER,
+        default: 1,
+        description: 'page number, from 1',
+      }),
+    ),
     pageSize: Type.Optional(
       Type.Integer({
         minimum: 1,
@@ -38,7 +45,8 @@ export function listQuerySchema(filter?: BooleanFilter) {
     ),
     ...(filter
       ? {
-          [filter]: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description })),
+          // Written `true` or `false` in the query string, as OpenAPI serializes a boolean.
+          [filter]: Type.Optional(Type.Boolean({ description })),
         }
       : {}),
   })

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis'
+import { createRequire } from 'node:module'
+import type { Redis as RedisClient } from 'ioredis'
 import type { Config } from '../config.js'
 import { FallbackRateLimiter } from './fallback.js'
 import type { RateLimiter } from './limiter.js'
@@ -15,6 +16,8 @@ export function createRateLimiter(
 ): RateLimiter {
   const limits = { perHour: config.RATE_LIMIT_PER_HOUR, perSecond: config.RATE_LIMIT_PER_SECOND }
   if (!config.REDIS_URL) return new MemoryRateLimiter(limits)
+  // Loaded only when configured, so a single instance does not carry the Redis client.
+  const { Redis } = createRequire(import.meta.url)('ioredis') as { Redis: typeof RedisClient }
   const redis = new Redis(config.REDIS_URL, {
     // Fail fast while Redis is away instead of queueing requests behind a reconnect; the fallback
     // answers them from memory meanwhile.

@@ -1,16 +1,25 @@
 import type { DatabaseHandle } from '../db/client.js'
 import { createContentService } from './content.js'
+import { createContentAdminService } from './content-admin.js'
 import { createImporter } from './importer.js'
 import { createKeyService } from './keys.js'
+import { createRedirectService } from './redirects.js'
+import { createSessionService, type SessionOptions } from './sessions.js'
 import { createUserService } from './users.js'
 
-/** The services every face (API, dashboard, CLI) works through; none of them touches the database. */
-export function createServices(database: DatabaseHandle) {
+/**
+ * The services every face (API, dashboard, CLI) works through; none of them touches the database.
+ * `options.sessions` sets the dashboard's session timeouts and sign-in throttle (and, in tests, a clock).
+ */
+export function createServices(database: DatabaseHandle, options: { sessions?: SessionOptions } = {}) {
   return {
-    content: createContentService(database.db),
+    content: createContentService(database),
     importer: createImporter(database.db),
-    keys: createKeyService(database.db),
+    keys: createKeyService(database),
     users: createUserService(database.db),
+    sessions: createSessionService(database.db, options.sessions),
+    contentAdmin: createContentAdminService(database.db),
+    redirects: createRedirectService(database.db),
   }
 }
 

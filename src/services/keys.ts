@@ -1,7 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { Kysely } from 'kysely'
-import { guarded } from '../db/repositories/content.js'
-import type { Database } from '../db/tables.js'
+import { type DatabaseHandle, guarded, param } from '../db/client.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { newId, randomBase62 } from '../ids.js'
 import { formatTimestamp, now } from '../time.js'
@@ -31,7 +29,13 @@ export interface ApiKeyView {
 
 /** The outcome of presenting a key, decided from the database on every request. */
 export type KeyCheck =
-  | { status: 'valid'; keyId: string; role: string }
+  | {
+      status: 'valid'
+      keyId: string
+      role: string
+      /** The content version read in the same statement, to validate cached responses against. */
+      contentVersion: number
+    }
   | { status: 'invalid' }
   | { status: 'inactive' }
 
@@ -44,7 +48,26 @@ export function hashApiKey(plainKey: string): string {
  * There is deliberately no cache in front of `checkApiKey`: the lookup is one indexed read, and
  * reading it fresh is what makes a revoke from any process effective on the next request.
  */
-export function createKeyService(db: Kysely<Database>) {
+export function createKeyService(database: DatabaseHandle) {
+  const db = database.db
+  // The hot path: one prepared statement per request, returning the key, its creator's role and the
+  // content version together.
+  const lookupKey = database.prepare(
+    db
+      .selectFrom('api_keys')
+      .leftJoin('users', 'users.id', 'api_keys.created_by')
+      .select((eb) => [
+        'api_keys.id',
+        'api_keys.key_hash',
+        'api_keys.is_active',
+        'api_keys.revoked_at',
+        'api_keys.last_used_at',
+        'users.role',
+        'users.is_disabled',
+        eb.selectFrom('content_version').select('version').where('id', '=', 1).as('content_version'),
+      ])
+      .where('api_keys.key_hash', '=', param('hash')),
+  )
   const findKey = async (id: string) => {
     const row = await db
       .selectFrom('api_keys')
@@ -179,22 +202,7 @@ export function createKeyService(db: Kysely<Database>) {
       guarded(async () => {
         if (!KEY_SHAPE.test(plainKey)) return { status: 'invalid' }
         const hash = hashApiKey(plainKey)
-        const row = await db
-          .selectFrom('api_keys')
-          .leftJoin('users', 'users.id', 'api_keys.created_by')
-          .select([
-            'api_keys.id',
-            'api_keys.key_hash',
-            'api_keys.is_active',
-            'api_keys.revoked_at',
-            'api_keys.last_used_at',
-            'users.role',
-            'users.is_disabled',
-          ])
-          .where('api_keys.key_hash', '=', hash)
-          .executeTakeFirst()
-        // The index lookup already matched; the constant-time comparison guards against a driver or
-        // collation ever matching loosely.
+        const [row] = await lookupKey({ hash })
         if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(hash)))
           return { status: 'invalid' }
         if (row.revoked_at !== null || row.role === null) return { status: 'invalid' }
@@ -207,7 +215,7 @@ export function createKeyService(db: Kysely<Database>) {
             .where('id', '=', row.id)
             .execute()
         }
-        return { status: 'valid', keyId: row.id, role: row.role }
+        return { status: 'valid', keyId: row.id, role: row.role, contentVersion: Number(row.content_version) }
       }),
   }
 }

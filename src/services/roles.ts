@@ -23,3 +23,19 @@ export function isRole(value: string): value is Role {
 export function roleAllows(role: string, permission: Permission): boolean {
   return isRole(role) && ROLE_PERMISSIONS[role].has(permission)
 }
+
+/** Roles that may change the content they can read (through the dashboard); viewers only read. */
+const CONTENT_MANAGERS: ReadonlySet<Role> = new Set<Role>(['global_admin', 'editor'])
+
+/**
+ * Whether `role` may change the content that `permission` reads: flags and notes of submissions,
+ * a form's active flag, a page's published state, redirects. Nobody changes what they cannot read.
+ */
+export function canManageContent(role: string, permission: Permission): boolean {
+  return isRole(role) && CONTENT_MANAGERS.has(role) && roleAllows(role, permission)
+}
+
+/** Whether `role` manages users and API keys. */
+export function canManageOrganization(role: string): boolean {
+  return role === 'global_admin'
+}

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely'
-import { isUniqueViolation } from '../db/client.js'
-import { guarded } from '../db/repositories/content.js'
+import { guarded, isUniqueViolation } from '../db/client.js'
+import { takeLock } from '../db/locks.js'
 import type { Database } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { newId, randomBase62 } from '../ids.js'
@@ -31,6 +31,28 @@ export function normalizeEmail(email: string): string {
 export function parseRole(role: string): Role {
   if (!isRole(role)) throw new ValidationError(`Unknown role '${role}': use one of ${ROLES.join(', ')}`)
   return role
+}
+
+/** A new user's row, with the password hashed (or generated and returned, to be shown once). */
+async function newUserRow(input: { email: string; role: string; password?: string }) {
+  const email = normalizeEmail(input.email)
+  const role = parseRole(input.role)
+  const generatedPassword = input.password === undefined ? randomBase62(20) : undefined
+  const password = input.password ?? (generatedPassword as string)
+  if (password.length < MIN_PASSWORD_LENGTH) {
+    throw new ValidationError(`Password must be at least ${MIN_PASSWORD_LENGTH} characters`)
+  }
+  const timestamp = now()
+  const row = {
+    id: newId('user'),
+    email,
+    password_hash: await hashPassword(password),
+    role,
+    is_disabled: 0 as const,
+    created_at: timestamp,
+    updated_at: timestamp,
+  }
+  return { row, generatedPassword }
 }
 
 /** Users and roles. Every change that could leave the site without a usable global admin is refused. */
@@ -75,12 +97,16 @@ export function createUserService(db: Kysely<Database>) {
     updatedAt: row.updated_at,
   })
 
-  /** Changes one user inside a transaction, guarding the last global admin when `guard` says so. */
+  /**
+   * Changes one user inside a transaction, guarding the last global admin when `guard` says so;
+   * `also` runs in the same transaction.
+   */
   const update = (
     email: string,
     action: string,
     change: { role?: Role; is_disabled?: 0 | 1 },
     guard: (row: { role: string; is_disabled: number }) => boolean,
+    also?: (trx: Transaction<Database>, userId: string) => Promise<unknown>,
   ) =>
     guarded(() =>
       db.transaction().execute(async (trx) => {
@@ -92,6 +118,7 @@ export function createUserService(db: Kysely<Database>) {
           .set({ ...change, updated_at: updatedAt })
           .where('id', '=', row.id)
           .execute()
+        await also?.(trx, row.id)
         return toView({ ...row, ...change, updated_at: updatedAt })
       }),
     )
@@ -104,30 +131,38 @@ export function createUserService(db: Kysely<Database>) {
      * Creates a user. Without a password one is generated and returned, so it can be shown once.
      */
     async createUser(input: { email: string; role: string; password?: string }) {
-      const email = normalizeEmail(input.email)
-      const role = parseRole(input.role)
-      const generatedPassword = input.password === undefined ? randomBase62(20) : undefined
-      const password = input.password ?? (generatedPassword as string)
-      if (password.length < MIN_PASSWORD_LENGTH) {
-        throw new ValidationError(`Password must be at least ${MIN_PASSWORD_LENGTH} characters`)
-      }
-      const timestamp = now()
-      const row = {
-        id: newId('user'),
-        email,
-        password_hash: await hashPassword(password),
-        role,
-        is_disabled: 0 as const,
-        created_at: timestamp,
-        updated_at: timestamp,
-      }
+      const { row, generatedPassword } = await newUserRow(input)
       try {
         await guarded(() => db.insertInto('users').values(row).execute())
       } catch (error) {
-        if (isUniqueViolation(error)) throw new ValidationError(`A user with email '${email}' already exists`)
+        if (isUniqueViolation(error))
+          throw new ValidationError(`A user with email '${row.email}' already exists`)
         throw error
       }
       return { user: toView(row), generatedPassword }
+    },
+
+    /** Whether any user exists; until one does, the dashboard offers its one-time setup. */
+    hasUsers: (): Promise<boolean> =>
+      guarded(
+        async () => (await db.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined,
+      ),
+
+    /**
+     * Creates the first user, a global admin, only while no user exists. Concurrent calls take
+     * turns on the `setup` lock, so exactly one of them succeeds whichever instance serves it.
+     */
+    async createFirstAdmin(input: { email: string; password: string }): Promise<UserView> {
+      const { row } = await newUserRow({ ...input, role: 'global_admin' })
+      return guarded(() =>
+        db.transaction().execute(async (trx) => {
+          await takeLock(trx, 'setup')
+          if ((await trx.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined)
+            throw new ValidationError('Lectern is already set up: sign in instead')
+          await trx.insertInto('users').values(row).execute()
+          return toView(row)
+        }),
+      )
     },
 
     listUsers: (): Promise<UserView[]> =>
@@ -147,7 +182,11 @@ export function createUserService(db: Kysely<Database>) {
       )
     },
 
-    disableUser: (email: string) => update(email, 'disable', { is_disabled: 1 }, isEnabledAdmin),
+    /** Disables a user: their keys answer `api_key_inactive` and their dashboard sessions end. */
+    disableUser: (email: string) =>
+      update(email, 'disable', { is_disabled: 1 }, isEnabledAdmin, (trx, userId) =>
+        trx.deleteFrom('admin_sessions').where('user_id', '=', userId).execute(),
+      ),
 
     enableUser: (email: string) => update(email, 'enable', { is_disabled: 0 }, () => false),
 
@@ -168,6 +207,13 @@ export function createUserService(db: Kysely<Database>) {
       ),
 
     findUserByEmail: (email: string) => guarded(async () => toView(await findByEmail(db, email))),
+
+    findUserById: (id: string): Promise<UserView> =>
+      guarded(async () => {
+        const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
+        if (!row) throw new NotFoundError(`User '${id}' not found`)
+        return toView(row)
+      }),
   }
 }
 

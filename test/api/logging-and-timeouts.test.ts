@@ -2,7 +2,7 @@ import { connect } from 'node:net'
 import { PassThrough } from 'node:stream'
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
-import { buildApiKey } from '../factories.js'
+import { buildApiKey, buildForm } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
 
 describe('logs', () => {
@@ -15,12 +15,14 @@ describe('logs', () => {
     stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)))
     ctx = await createTestContext({ logLevel: 'trace', logStream: stream })
     const key = await buildApiKey(ctx.database.db)
+    await buildForm(ctx.database.db)
     const headers = { authorization: key.authorization, cookie: 'session=top-secret-cookie' }
 
     expect((await ctx.app.inject({ url: '/api/v1/forms', headers })).statusCode).toBe(200)
     await sql`DROP TABLE submissions`.execute(ctx.database.db)
     await sql`DROP TABLE forms`.execute(ctx.database.db)
-    const failed = await ctx.app.inject({ url: '/api/v1/forms', headers })
+    // A page not served before, so no cached response can answer it.
+    const failed = await ctx.app.inject({ url: '/api/v1/forms?pageSize=7', headers })
     expect(failed.statusCode).toBe(500)
     expect(failed.json()).toEqual({ error: 'internal_error', message: 'An unexpected error occurred' })
     expect(failed.body).not.toMatch(/forms|SQL|stack/i)

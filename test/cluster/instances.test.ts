@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -116,6 +116,25 @@ describe('two instances sharing PostgreSQL and Redis', () => {
       }
       expect((await cli(['users', 'enable', user.email])).code).toBe(0)
       expect((await cli(['users', 'set-role', user.email, 'global_admin'])).code).toBe(0)
+    }
+  })
+
+  it('serves a content change made by the CLI on the very next request on both instances, every time', async () => {
+    const key = await buildApiKey(database.db, { userId: adminId })
+    const cli = (args: string[]) => runCli(args, { databaseUrl: testDatabase.url })
+    for (let round = 0; round < 5; round++) {
+      const url = (instance: Instance) => `${instance.url}/api/v1/page-builder/redirects?pageSize=100`
+      const before = await Promise.all(
+        [a, b].map(async (instance) => JSON.parse((await get(url(instance), key.plainKey)).body)),
+      )
+      const file = join(dir, `round-${round}.json`)
+      writeFileSync(file, JSON.stringify({ redirects: [{ fromPath: `/moved-${round}`, toPath: '/here' }] }))
+      expect((await cli(['import', file])).code).toBe(0)
+      for (const [i, instance] of [a, b].entries()) {
+        const after = JSON.parse((await get(url(instance), key.plainKey)).body)
+        expect(after.meta.total).toBe(before[i].meta.total + 1)
+        expect(after.data.map((r: { fromPath: string }) => r.fromPath)).toContain(`/moved-${round}`)
+      }
     }
   })
 })

@@ -1,7 +1,10 @@
-import type { Kysely, Selectable } from 'kysely'
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely'
 import type { Form, ListOptions, Page, PageOf, Redirect, Submission } from '../../schemas.js'
-import { translateDatabaseError } from '../client.js'
-import type { Database, FormsTable, PagesTable, RedirectsTable, SubmissionsTable } from '../tables.js'
+import { type DatabaseHandle, guarded, param } from '../client.js'
+import type { FormsTable, PagesTable, RedirectsTable, SubmissionsTable } from '../tables.js'
+import { KeysetPager } from './paging.js'
+
+export { guarded }
 
 export function presentForm(row: Pick<Selectable<FormsTable>, 'id' | 'title' | 'description'>): Form {
   return { id: row.id, title: row.title, description: row.description }
@@ -43,91 +46,152 @@ export function presentRedirect(row: Selectable<RedirectsTable>): Redirect {
     fromPath: row.from_path,
     toPath: row.to_path,
     type: row.type,
-    isActive: row.is_active === 1,
+    isActive: Number(row.is_active) === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   }
 }
 
-/** Runs a query, translating driver failures (connection loss) into the project's error types. */
-export async function guarded<T>(query: () => Promise<T>): Promise<T> {
-  try {
-    return await query()
-  } catch (error) {
-    throw translateDatabaseError(error)
-  }
+type ListTable = 'forms' | 'submissions' | 'pages' | 'redirects'
+type FilterColumn = 'is_active' | 'is_published' | 'form_id'
+
+/**
+ * Prepares the four queries of one list: `table`, optionally filtered on `filter` (the `value`
+ * placeholder), in (created_at, id) order. All SQL is built by Kysely; the filter shape is fixed
+ * per pager so each query is prepared once.
+ */
+function pagerFor<Row>(
+  handle: DatabaseHandle,
+  table: ListTable,
+  filter: FilterColumn | undefined,
+  direction: 'asc' | 'desc',
+) {
+  const db = handle.db as unknown as Kysely<Record<ListTable, OrderedRow>>
+  const where = <Q extends { where: FilterWhere<Q> }>(query: Q): Q =>
+    filter === undefined ? query : query.where(filter, '=', param('value'))
+  const base = () => where(db.selectFrom(table))
+  const ordered = <Q extends OrderableQuery<Q>>(query: Q) =>
+    query
+      .orderBy('created_at', direction)
+      .orderBy('id', direction)
+      .limit(param<number>('limit'))
+      .offset(param<number>('offset'))
+  const boundary = direction === 'desc' ? '<=' : '>='
+  return new KeysetPager<Row>({
+    count: handle.prepare(base().select((eb) => eb.fn.countAll<number>().as('total'))),
+    fromStart: handle.prepare(ordered(base().selectAll())) as never,
+    fromKey: handle.prepare(
+      ordered(
+        base()
+          .selectAll()
+          .where((eb: ExpressionBuilder<Record<ListTable, OrderedRow>, ListTable>) =>
+            eb(eb.refTuple('created_at', 'id'), boundary, eb.tuple(param('createdAt'), param('id'))),
+          ),
+      ),
+    ) as never,
+    boundaries: handle.prepare(
+      db
+        .selectFrom((eb) =>
+          where(eb.selectFrom(table))
+            .select((inner) => [
+              'created_at',
+              'id',
+              inner.fn
+                .agg<number>('row_number')
+                .over((over) => over.orderBy('created_at', direction).orderBy('id', direction))
+                .as('position'),
+            ])
+            .as('numbered'),
+        )
+        .select(['created_at', 'id'])
+        .where((eb) => eb(eb.parens(eb.parens('position', '-', 1), '%', param<number>('step')), '=', 0))
+        .orderBy('position'),
+    ),
+  })
+}
+
+/** The columns every list table shares, as far as paging is concerned. */
+interface OrderedRow {
+  id: string
+  created_at: string
+  is_active: number
+  is_published: number
+  form_id: string
+}
+type FilterWhere<Q> = (column: FilterColumn, op: '=', value: unknown) => Q
+type OrderableQuery<Q> = {
+  orderBy(column: 'created_at' | 'id', direction: 'asc' | 'desc'): Q
+  limit(value: number): Q
+  offset(value: number): Q
 }
 
 const offsetOf = ({ page, pageSize }: ListOptions) => (page - 1) * pageSize
 
-/** Read queries behind the four list endpoints. Each filter + order has a matching index. */
-export function createContentRepository(db: Kysely<Database>) {
+/**
+ * Read queries behind the four list endpoints, prepared once. Pass the content `version` the
+ * caller read (see `checkApiKey`) to let totals and deep-page positions be reused while it holds.
+ */
+export function createContentRepository(handle: DatabaseHandle) {
+  const forms = {
+    all: pagerFor<Selectable<FormsTable>>(handle, 'forms', undefined, 'asc'),
+    filtered: pagerFor<Selectable<FormsTable>>(handle, 'forms', 'is_active', 'asc'),
+  }
+  const pages = {
+    all: pagerFor<Selectable<PagesTable>>(handle, 'pages', undefined, 'asc'),
+    filtered: pagerFor<Selectable<PagesTable>>(handle, 'pages', 'is_published', 'asc'),
+  }
+  const redirects = {
+    all: pagerFor<Selectable<RedirectsTable>>(handle, 'redirects', undefined, 'asc'),
+    filtered: pagerFor<Selectable<RedirectsTable>>(handle, 'redirects', 'is_active', 'asc'),
+  }
+  const submissions = pagerFor<Selectable<SubmissionsTable>>(handle, 'submissions', 'form_id', 'desc')
+  const formById = handle.prepare(handle.db.selectFrom('forms').select('id').where('id', '=', param('id')))
+
+  /** One page of a list that may be filtered on a flag. */
+  async function listFlagged<Row, Item>(
+    pagers: { all: KeysetPager<Row>; filtered: KeysetPager<Row> },
+    name: string,
+    flag: boolean | undefined,
+    options: ListOptions,
+    version: number | undefined,
+    present: (row: Row) => Item,
+  ): Promise<PageOf<Item>> {
+    const pager = flag === undefined ? pagers.all : pagers.filtered
+    const values = flag === undefined ? {} : { value: flag ? 1 : 0 }
+    const scope = `${name}:${flag ?? 'all'}`
+    const total = await pager.total(scope, values, version)
+    const rows =
+      offsetOf(options) >= total
+        ? []
+        : await pager.page(scope, values, offsetOf(options), options.pageSize, version)
+    return { items: rows.map(present), total }
+  }
+
   return {
-    listForms: (options: ListOptions & { active?: boolean }): Promise<PageOf<Form>> =>
-      guarded(async () => {
-        let query = db.selectFrom('forms')
-        if (options.active !== undefined) query = query.where('is_active', '=', options.active ? 1 : 0)
-        const [{ total }] = await query.select((eb) => eb.fn.countAll<number>().as('total')).execute()
-        const rows = await query
-          .select(['id', 'title', 'description'])
-          .orderBy('created_at', 'asc')
-          .orderBy('id', 'asc')
-          .limit(options.pageSize)
-          .offset(offsetOf(options))
-          .execute()
-        return { items: rows.map(presentForm), total: Number(total) }
-      }),
+    listForms: (options: ListOptions & { active?: boolean }, version?: number) =>
+      listFlagged(forms, 'forms', options.active, options, version, presentForm),
 
-    formExists: (id: string): Promise<boolean> =>
-      guarded(
-        async () =>
-          (await db.selectFrom('forms').select('id').where('id', '=', id).executeTakeFirst()) !== undefined,
-      ),
+    listPages: (options: ListOptions & { published?: boolean }, version?: number) =>
+      listFlagged(pages, 'pages', options.published, options, version, presentPage),
 
-    listSubmissionsForForm: (formId: string, options: ListOptions): Promise<PageOf<Submission>> =>
-      guarded(async () => {
-        const query = db.selectFrom('submissions').where('form_id', '=', formId)
-        const [{ total }] = await query.select((eb) => eb.fn.countAll<number>().as('total')).execute()
-        const rows = await query
-          .selectAll()
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .limit(options.pageSize)
-          .offset(offsetOf(options))
-          .execute()
-        return { items: rows.map(presentSubmission), total: Number(total) }
-      }),
+    listRedirects: (options: ListOptions & { active?: boolean }, version?: number) =>
+      listFlagged(redirects, 'redirects', options.active, options, version, presentRedirect),
 
-    listPages: (options: ListOptions & { published?: boolean }): Promise<PageOf<Page>> =>
-      guarded(async () => {
-        let query = db.selectFrom('pages')
-        if (options.published !== undefined)
-          query = query.where('is_published', '=', options.published ? 1 : 0)
-        const [{ total }] = await query.select((eb) => eb.fn.countAll<number>().as('total')).execute()
-        const rows = await query
-          .selectAll()
-          .orderBy('created_at', 'asc')
-          .orderBy('id', 'asc')
-          .limit(options.pageSize)
-          .offset(offsetOf(options))
-          .execute()
-        return { items: rows.map(presentPage), total: Number(total) }
-      }),
+    formExists: async (id: string): Promise<boolean> => (await formById({ id })).length > 0,
 
-    listRedirects: (options: ListOptions & { active?: boolean }): Promise<PageOf<Redirect>> =>
-      guarded(async () => {
-        let query = db.selectFrom('redirects')
-        if (options.active !== undefined) query = query.where('is_active', '=', options.active ? 1 : 0)
-        const [{ total }] = await query.select((eb) => eb.fn.countAll<number>().as('total')).execute()
-        const rows = await query
-          .selectAll()
-          .orderBy('created_at', 'asc')
-          .orderBy('id', 'asc')
-          .limit(options.pageSize)
-          .offset(offsetOf(options))
-          .execute()
-        return { items: rows.map(presentRedirect), total: Number(total) }
-      }),
+    async listSubmissionsForForm(
+      formId: string,
+      options: ListOptions,
+      version?: number,
+    ): Promise<PageOf<Submission>> {
+      const scope = `submissions:${formId}`
+      const values = { value: formId }
+      const total = await submissions.total(scope, values, version)
+      const offset = offsetOf(options)
+      const rows =
+        offset >= total ? [] : await submissions.page(scope, values, offset, options.pageSize, version)
+      return { items: rows.map(presentSubmission), total }
+    },
   }
 }
 

@@ -6,9 +6,13 @@ import { listRoute } from './list-route.js'
 export const formsRoute = (content: ContentService) =>
   listRoute({
     url: '/forms',
+    operationId: 'listForms',
+    tag: 'Forms',
     summary: 'List forms',
+    description: 'The forms of the site, oldest first (ties broken by id), filterable by `active`.',
     permission: 'forms:read',
     item: FormSchema,
     filter: 'active',
-    list: ({ page, pageSize, filter }) => content.listForms({ page, pageSize, active: filter }),
+    list: ({ page, pageSize, filter }, _params, version) =>
+      content.listForms({ page, pageSize, active: filter }, version),
   })

@@ -1,8 +1,15 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import { Type } from '@sinclair/typebox'
 import type { RouteOptions } from 'fastify'
-import { ErrorSchema, listOf, type PageOf } from '../../../schemas.js'
-import type { Permission } from '../../../services/roles.js'
+import { listOf, type PageOf } from '../../../schemas.js'
+import { type Permission, ROLE_PERMISSIONS } from '../../../services/roles.js'
+import {
+  COMMON_ERROR_STATUSES,
+  NOT_MODIFIED_HEADERS,
+  routeErrorResponses,
+  routeResponse,
+  SUCCESS_HEADERS,
+} from '../../docs/responses.js'
 import {
   type BooleanFilter,
   type ListQuery,
@@ -11,6 +18,7 @@ import {
   parseListQuery,
   type RawQuery,
 } from '../../params.js'
+import { entityTag, matchesEntityTag, ResponseCache } from './response-cache.js'
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -23,41 +31,89 @@ declare module 'fastify' {
 
 export interface ListRouteDefinition<Item extends TSchema> {
   url: string
+  /** The operation's name in the OpenAPI document and in generated clients. */
+  operationId: string
+  /** The document section the operation is listed under. */
+  tag: string
   summary: string
+  /** What the list holds and in which order; the document adds the permission it needs. */
+  description: string
   permission: Permission
   item: Item
   filter?: BooleanFilter
   /** Path parameters, for the OpenAPI document. */
   params?: ReturnType<typeof Type.Object>
-  list(query: ListQuery, params: Record<string, string>): Promise<PageOf<Static<Item>>>
+  /** One page of items; `version` is the content version the request read with its key. */
+  list(query: ListQuery, params: Record<string, string>, version: number): Promise<PageOf<Static<Item>>>
 }
 
-const errorResponses = Object.fromEntries(
-  [400, 401, 403, 404, 429, 500, 503].map((status) => [status, Type.Ref(ErrorSchema.$id as string)]),
-)
+const CONDITIONAL_REQUEST_HEADERS = Type.Object({
+  'if-none-match': Type.Optional(
+    Type.String({
+      description: 'an `ETag` of this page seen before: answered `304` with no body while it still holds',
+    }),
+  ),
+})
+
+/** The operation's description: the definition's, plus the permission and the roles that have it. */
+function describeOperation<Item extends TSchema>(definition: ListRouteDefinition<Item>): string {
+  const roles = Object.entries(ROLE_PERMISSIONS)
+    .filter(([, permissions]) => permissions.has(definition.permission))
+    .map(([role]) => `\`${role}\``)
+  return `${definition.description}\n\nNeeds the \`${definition.permission}\` permission (roles: ${roles.join(', ')}).`
+}
 
 /**
  * Turns a list definition into a Fastify route. The item schema compiles into the serializer, so the
  * response holds exactly the schema's fields, in its order; the same schema feeds the OpenAPI document.
  */
 export function listRoute<Item extends TSchema>(definition: ListRouteDefinition<Item>): RouteOptions {
+  const cache = new ResponseCache()
   return {
     method: 'GET',
     url: definition.url,
     config: { permission: definition.permission },
     schema: {
+      operationId: definition.operationId,
+      tags: [definition.tag],
       summary: definition.summary,
+      description: describeOperation(definition),
       security: [{ bearerAuth: [] }],
       querystring: listQuerySchema(definition.filter),
       ...(definition.params ? { params: definition.params } : {}),
-      response: { 200: listOf(definition.item), ...errorResponses },
+      headers: CONDITIONAL_REQUEST_HEADERS,
+      response: {
+        200: routeResponse('One page of the list', SUCCESS_HEADERS, listOf(definition.item)),
+        304: routeResponse(
+          'The page has not changed since the `ETag` sent in `If-None-Match`',
+          NOT_MODIFIED_HEADERS,
+        ),
+        // Only a path that names something (a form) can point at nothing.
+        ...routeErrorResponses(definition.params ? [...COMMON_ERROR_STATUSES, 404] : COMMON_ERROR_STATUSES),
+      },
     },
     // Query validation is `parseListQuery`'s job; the schema above documents it.
     validatorCompiler: () => () => true,
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const query = parseListQuery(request.query as RawQuery, definition.filter)
-      const page = await definition.list(query, request.params as Record<string, string>)
-      return { data: page.items, meta: listMeta(page.total, query) }
+      const params = request.params as Record<string, string>
+      // The pipeline authenticated the request and read the content version with the key.
+      const version = request.apiKey?.contentVersion as number
+      const cacheKey = `${definition.url}|${params.id ?? ''}|${query.page}|${query.pageSize}|${query.filter ?? ''}`
+      const tag = entityTag(cacheKey, version)
+      reply
+        .type('application/json; charset=utf-8')
+        .header('ETag', tag)
+        .header('Cache-Control', 'private, no-cache')
+      let body = cache.get(cacheKey, version)
+      if (body === undefined) {
+        // Computed before any 304, so a tag for a form that does not exist still gets its 404.
+        const page = await definition.list(query, params, version)
+        body = reply.serialize({ data: page.items, meta: listMeta(page.total, query) }) as string
+        cache.set(cacheKey, version, body)
+      }
+      if (matchesEntityTag(request.headers['if-none-match'], tag)) return reply.code(304).send()
+      return reply.send(body)
     },
   }
 }

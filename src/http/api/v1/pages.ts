@@ -6,9 +6,13 @@ import { listRoute } from './list-route.js'
 export const pagesRoute = (content: ContentService) =>
   listRoute({
     url: '/page-builder',
+    operationId: 'listPages',
+    tag: 'Pages',
     summary: 'List pages',
+    description: 'The pages of the site, oldest first (ties broken by id), filterable by `published`.',
     permission: 'pages:read',
     item: PageSchema,
     filter: 'published',
-    list: ({ page, pageSize, filter }) => content.listPages({ page, pageSize, published: filter }),
+    list: ({ page, pageSize, filter }, _params, version) =>
+      content.listPages({ page, pageSize, published: filter }, version),
   })

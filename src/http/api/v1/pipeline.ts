@@ -11,7 +11,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     /** The authenticated key of an `/api/v1` request. */
-    apiKey: { keyId: string; role: string } | null
+    apiKey: { keyId: string; role: string; contentVersion: number } | null
   }
 }
 
@@ -60,7 +60,7 @@ export function registerApiPipeline(
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const readMethod = READ_METHODS.has(request.method)
-    let key: { keyId: string; role: string }
+    let key: { keyId: string; role: string; contentVersion: number }
     try {
       key = await authenticate(request, deps.keys)
     } catch (error) {
@@ -111,5 +111,5 @@ async function authenticate(request: FastifyRequest, keys: KeyService) {
       'WWW-Authenticate': 'Bearer error="invalid_token"',
     })
   }
-  return { keyId: check.keyId, role: check.role }
+  return { keyId: check.keyId, role: check.role, contentVersion: check.contentVersion }
 }

@@ -6,9 +6,14 @@ import { listRoute } from './list-route.js'
 export const redirectsRoute = (content: ContentService) =>
   listRoute({
     url: '/page-builder/redirects',
+    operationId: 'listRedirects',
+    tag: 'Redirects',
     summary: 'List URL redirects',
+    description:
+      'The URL redirects of the site, oldest first (ties broken by id), filterable by `active`. A redirect matches its `fromPath` exactly and carries the query string over.',
     permission: 'redirects:read',
     item: RedirectSchema,
     filter: 'active',
-    list: ({ page, pageSize, filter }) => content.listRedirects({ page, pageSize, active: filter }),
+    list: ({ page, pageSize, filter }, _params, version) =>
+      content.listRedirects({ page, pageSize, active: filter }, version),
   })

@@ -7,9 +7,14 @@ import { listRoute } from './list-route.js'
 export const submissionsRoute = (content: ContentService) =>
   listRoute({
     url: '/forms/:id/submissions',
+    operationId: 'listFormSubmissions',
+    tag: 'Forms',
     summary: "List a form's submissions",
+    description:
+      "One form's submissions, newest first (ties broken by id). A form that does not exist is a 404 naming it; one without submissions is an empty list.",
     permission: 'submissions:read',
     item: SubmissionSchema,
-    params: Type.Object({ id: Type.String({ description: 'form id' }) }),
-    list: ({ page, pageSize }, params) => content.listSubmissionsForForm(params.id, { page, pageSize }),
+    params: Type.Object({ id: Type.String({ description: 'form id', examples: ['form_contact'] }) }),
+    list: ({ page, pageSize }, params, version) =>
+      content.listSubmissionsForForm(params.id, { page, pageSize }, version),
   })

@@ -1,0 +1,26 @@
+// The limit every scenario is compared with: a bare node:http server that answers every request
+// with the exact status, headers and body Lectern gave for the scenario's request, read from a
+// fixture file. Usage: node bare-server.mjs <fixture.json> <port>
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+
+// Node writes these itself, as it does for Lectern, so they are left to it.
+const AUTOMATIC = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding'])
+
+const [fixtureFile, port] = process.argv.slice(2)
+const fixture = JSON.parse(readFileSync(fixtureFile, 'utf8'))
+const body = Buffer.from(fixture.body, 'base64')
+const headers = []
+for (let i = 0; i < fixture.rawHeaders.length; i += 2) {
+  if (!AUTOMATIC.has(fixture.rawHeaders[i].toLowerCase())) {
+    headers.push(fixture.rawHeaders[i], fixture.rawHeaders[i + 1])
+  }
+}
+
+const server = createServer((_req, res) => {
+  res.writeHead(fixture.status, headers)
+  res.end(body)
+})
+server.keepAliveTimeout = 72_000
+server.listen(Number(port), '127.0.0.1')
+process.on('SIGTERM', () => server.close(() => process.exit(0)))

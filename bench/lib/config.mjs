@@ -1,0 +1,47 @@
+import { join } from 'node:path'
+import { ROOT } from './lectern.mjs'
+
+const number = (name, fallback) => {
+  const value = process.env[name]
+  if (value === undefined || value === '') return fallback
+  const parsed = Number(value)
+  if (!Number.isFinite(parsed) || parsed < 0)
+    throw new Error(`${name} must be a non-negative number (got ${value})`)
+  return parsed
+}
+
+/**
+ * The harness's settings, all from the environment. A full run uses the 1k, 100k and 1M datasets;
+ * `BENCH_QUICK=1` uses 1k and 100k with short runs.
+ */
+export function readConfig() {
+  const quick = process.env.BENCH_QUICK === '1'
+  const sizes = (process.env.BENCH_SIZES ?? (quick ? '1000,100000' : '1000,100000,1000000'))
+    .split(',')
+    .map((s) => Number(s.trim()))
+  if (sizes.some((s) => !Number.isInteger(s) || s < 100))
+    throw new Error('BENCH_SIZES: integers of at least 100')
+  sizes.sort((a, b) => a - b)
+  const duration = number('BENCH_DURATION', quick ? 3 : 10)
+  return {
+    quick,
+    seed: process.env.BENCH_SEED || 'lectern',
+    sizes,
+    mainSize: sizes[sizes.length - 1],
+    duration,
+    warmup: number('BENCH_WARMUP', quick ? 1 : 2),
+    soakDuration: number('BENCH_SOAK_DURATION', quick ? 10 : 60),
+    connections: number('BENCH_CONNECTIONS', 10),
+    rate: number('BENCH_RATE', 2000),
+    scenarios: process.env.BENCH_SCENARIOS
+      ? process.env.BENCH_SCENARIOS.split(',').map((s) => s.trim())
+      : null,
+    dataDir: process.env.BENCH_DATA_DIR || join(ROOT, 'bench', 'data'),
+    resultsDir: join(ROOT, 'bench', 'results'),
+    reimport: process.env.BENCH_REIMPORT === '1',
+    waitQuietS: number('BENCH_WAIT_QUIET', 0),
+    postgres: process.env.BENCH_PG !== '0',
+    postgresUrl: process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/test',
+    redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379',
+  }
+}

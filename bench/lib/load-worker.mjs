@@ -1,0 +1,181 @@
+// One load-generator run, in its own process so it can be pinned to its own core.
+// Usage: node load-worker.mjs '<json options>'. Prints "MEASURING" when the warm-up is over and the
+// measured run starts, then one line "RESULT <json>".
+//
+// Load comes from autocannon (closed loop: each connection sends its next request when the last
+// answer arrives; with `overallRate`, each connection sends its share of a second's requests back
+// to back, then waits for the next second). With `paced`, requests are instead sent on a fixed
+// schedule (open loop) over a pool of keep-alive connections whatever the answers do, so a slow
+// answer delays those queued behind it instead of holding back the load (no coordinated omission).
+//
+// Latency is recorded here from each response's own timing in microseconds; autocannon's summary
+// rounds latencies to whole milliseconds, too coarse for sub-millisecond answers.
+import { Agent, request } from 'node:http'
+import autocannon from 'autocannon'
+import { createRandom } from './random.mjs'
+
+const options = JSON.parse(process.argv[2])
+
+/** Latency samples in milliseconds, grown as needed. */
+function createRecorder() {
+  let samples = new Float64Array(1 << 16)
+  let count = 0
+  return {
+    add(ms) {
+      if (count === samples.length) {
+        const grown = new Float64Array(samples.length * 2)
+        grown.set(samples)
+        samples = grown
+      }
+      samples[count++] = ms
+    },
+    summary() {
+      const sorted = samples.slice(0, count).sort()
+      const at = (q) => (count === 0 ? null : sorted[Math.min(count - 1, Math.ceil(q * count) - 1)])
+      let sum = 0
+      for (const value of sorted) sum += value
+      const round = (v) => (v === null ? null : Math.round(v * 1000) / 1000)
+      return {
+        mean: round(count === 0 ? null : sum / count),
+        p50: round(at(0.5)),
+        p90: round(at(0.9)),
+        p99: round(at(0.99)),
+        p999: round(at(0.999)),
+        max: round(count === 0 ? null : sorted[count - 1]),
+      }
+    },
+  }
+}
+
+/** The path of each request: fixed, or a random page of the form on each request. */
+function pathPicker(seedSuffix) {
+  if (!options.random) return () => options.path
+  const { prefix, maxPage, pageSize, seed } = options.random
+  const pick = createRandom(`${seed}${seedSuffix}`)
+  return () => `${prefix}page=${pick.int(1, maxPage)}&pageSize=${pageSize}`
+}
+
+async function runAutocannon(duration, seedSuffix, recorder) {
+  const nextPath = pathPicker(seedSuffix)
+  const instance = autocannon({
+    url: `http://127.0.0.1:${options.port}${options.path}`,
+    headers: options.headers,
+    connections: options.connections,
+    pipelining: 1,
+    duration,
+    timeout: 30,
+    ...(options.overallRate ? { overallRate: options.overallRate } : {}),
+    ...(options.random
+      ? {
+          requests: [
+            {
+              method: 'GET',
+              setupRequest: (req) => {
+                req.path = nextPath()
+                return req
+              },
+            },
+          ],
+        }
+      : {}),
+  })
+  if (recorder) {
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      if (statusCode >= 200 && statusCode < 300) recorder.add(responseTime)
+    })
+  }
+  const result = await instance
+  return {
+    reqPerSec: result.requests.average,
+    requests: result.requests.total,
+    durationS: result.duration,
+    bytesPerSec: result.throughput.average,
+    ok: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes: Object.fromEntries(
+      Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count]),
+    ),
+  }
+}
+
+function runPaced(duration, seedSuffix, recorder) {
+  const nextPath = pathPicker(seedSuffix)
+  const agent = new Agent({ keepAlive: true, maxSockets: options.connections * 4 })
+  const interval = 1000 / options.paced
+  const statusCodes = {}
+  let ok = 0
+  let errors = 0
+  let bytes = 0
+  let inFlight = 0
+  const started = performance.now()
+  const end = started + duration * 1000
+  let due = started
+  let sent = 0
+  return new Promise((resolve) => {
+    const finish = () => {
+      agent.destroy()
+      const elapsedS = (performance.now() - started) / 1000
+      resolve({
+        reqPerSec: ok / elapsedS,
+        requests: sent,
+        durationS: Math.round(elapsedS * 100) / 100,
+        bytesPerSec: bytes / elapsedS,
+        ok,
+        non2xx: sent - ok - errors,
+        errors,
+        timeouts: 0,
+        statusCodes,
+      })
+    }
+    const send = (sentAt) => {
+      sent++
+      inFlight++
+      const req = request(
+        { host: '127.0.0.1', port: options.port, path: nextPath(), headers: options.headers, agent },
+        (res) => {
+          res.on('data', (chunk) => {
+            bytes += chunk.length
+          })
+          res.on('end', () => {
+            statusCodes[res.statusCode] = (statusCodes[res.statusCode] ?? 0) + 1
+            if (res.statusCode >= 200 && res.statusCode < 300) {
+              ok++
+              recorder?.add(performance.now() - sentAt)
+            }
+            if (--inFlight === 0 && due >= end) finish()
+          })
+        },
+      )
+      req.setTimeout(30_000, () => req.destroy(new Error('timeout')))
+      req.on('error', () => {
+        errors++
+        if (--inFlight === 0 && due >= end) finish()
+      })
+      req.end()
+    }
+    // Sends whatever is due, then sleeps until the next request is due; latency counts from the
+    // moment a request is handed to the connection pool (a timer firing late is the client's delay).
+    const tick = () => {
+      const now = performance.now()
+      while (due <= now && due < end) {
+        send(now)
+        due += interval
+      }
+      if (due < end) setTimeout(tick, Math.max(0, due - performance.now()))
+      else if (inFlight === 0) finish()
+    }
+    tick()
+  })
+}
+
+const fire = options.paced ? runPaced : runAutocannon
+if (options.warmup > 0) await fire(options.warmup, ':warmup', null)
+process.stdout.write('MEASURING\n')
+const recorder = createRecorder()
+const cpuBefore = process.cpuUsage()
+const summary = await fire(options.duration, '', recorder)
+const cpu = process.cpuUsage(cpuBefore)
+const cpuMs = (cpu.user + cpu.system) / 1000
+process.stdout.write(`RESULT ${JSON.stringify({ ...summary, latencyMs: recorder.summary(), cpuMs })}\n`)

@@ -1,0 +1,657 @@
+// `npm run bench`: generates the datasets, imports them through Lectern's CLI, then measures the
+// same scenarios against a bare node:http server (the limit), Lectern on SQLite and Lectern on
+// PostgreSQL + Redis, and writes bench/results/. Settings: see bench/README.md.
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpus, loadavg, totalmem } from 'node:os'
+import { join } from 'node:path'
+import { readConfig } from './lib/config.mjs'
+import { ensureDataset, sizeLabel } from './lib/dataset.mjs'
+import { buildFingerprint, ensureSqliteDatabase, importMeasured } from './lib/imports.mjs'
+import {
+  createApiKey,
+  fetchRaw,
+  ROOT,
+  startLectern,
+  useBuildSnapshot,
+  waitUntilReady,
+} from './lib/lectern.mjs'
+import { postgresExec, postgresProblem, redisProblem, withSchema } from './lib/postgres.mjs'
+import {
+  canPin,
+  freePort,
+  gnuTime,
+  LOAD_CPU,
+  machineBusyMs,
+  onCpu,
+  pinSelf,
+  processCpuMs,
+  readMemory,
+  run,
+  SERVER_CPU,
+  sampleMemory,
+  sleep,
+  stopProcess,
+} from './lib/processes.mjs'
+import { writeReports } from './lib/report.mjs'
+
+const config = readConfig()
+const started = Date.now()
+const log = (message) =>
+  process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0)}s] ${message}\n`)
+
+/** Children to stop and the schema to drop if the run is interrupted or fails. */
+const cleanups = new Set()
+async function cleanUp() {
+  for (const cleanup of [...cleanups].reverse()) {
+    try {
+      await cleanup()
+    } catch (error) {
+      log(`cleanup failed: ${error.message}`)
+    }
+  }
+  cleanups.clear()
+}
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, async () => {
+    log(`${signal}: stopping`)
+    await cleanUp()
+    process.exit(130)
+  })
+}
+
+try {
+  await main()
+} catch (error) {
+  log(`failed: ${error.stack ?? error.message}`)
+  process.exitCode = 1
+} finally {
+  await cleanUp()
+}
+
+async function main() {
+  if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js')))
+    throw new Error('Lectern is not built: run `npm run build`')
+  pinSelf()
+  mkdirSync(config.dataDir, { recursive: true })
+  await acquireLock()
+  await waitForQuietMachine()
+  useBuildSnapshot(join(config.dataDir, 'build'))
+
+  const results = {
+    startedAt: new Date(started).toISOString(),
+    mode: config.quick ? 'quick' : 'full',
+    settings: {
+      seed: config.seed,
+      sizes: config.sizes,
+      durationS: config.duration,
+      warmupS: config.warmup,
+      soakDurationS: config.soakDuration,
+      connections: config.connections,
+      fixedRate: config.rate,
+    },
+    machine: await describeMachine(),
+    datasets: [],
+    imports: [],
+    runs: [],
+    soak: [],
+    notes: [],
+  }
+  const note = (message) => {
+    log(`note: ${message}`)
+    results.notes.push(message)
+  }
+  // A failed or refused run is reported and the rest of the run goes on.
+  const attempt = async (label, work) => {
+    try {
+      const entry = await work()
+      results.runs.push(entry)
+      if (entry.non2xx + entry.errors > 0) {
+        note(
+          `${label}: ${entry.non2xx} non-2xx answers and ${entry.errors} errors (${JSON.stringify(entry.statusCodes)}).`,
+        )
+      }
+    } catch (error) {
+      note(`${label} failed: ${error.message.split('\n')[0]}`)
+    }
+  }
+  if (!canPin) note('`taskset` is not available: server and load generator share all cores.')
+  if (results.machine.loadAverage[0] > 1) {
+    note(
+      `The load average was ${results.machine.loadAverage[0].toFixed(2)} when the run started: other work was running.`,
+    )
+  }
+
+  const databases = new Map()
+  for (const size of config.sizes) {
+    const dataset = ensureDataset(config.dataDir, config.seed, size, log)
+    results.datasets.push({
+      ...dataset.description,
+      generated: dataset.generated,
+      generateMs: dataset.generateMs,
+    })
+    const database = await ensureSqliteDatabase(dataset, config, log)
+    results.imports.push({ dataset: sizeLabel(size), size, database: 'sqlite', ...database.import })
+    databases.set(size, { dataset, database })
+  }
+  const primary = databases.get(config.mainSize)
+  const mainLabel = sizeLabel(config.mainSize)
+
+  // PostgreSQL + Redis: a fresh schema per run, loaded with the main dataset.
+  let postgres = null
+  if (config.postgres) {
+    const problems = [await postgresProblem(config.postgresUrl), await redisProblem(config.redisUrl)].filter(
+      Boolean,
+    )
+    if (problems.length > 0) note(`PostgreSQL + Redis skipped: ${problems.join('; ')}`)
+    else postgres = await preparePostgres(primary.dataset, results)
+  } else {
+    note('PostgreSQL + Redis skipped (BENCH_PG=0).')
+  }
+
+  const mainScenarios = scenariosFor(primary.dataset.description, { main: true }).filter(selected)
+
+  // Lectern on SQLite: fetch each scenario's response for the bare server, then measure.
+  const sqliteFixtures = new Map()
+  if (mainScenarios.length > 0) {
+    const sqliteKey = await createApiKey(primary.database.url)
+    await withLectern(primary.database.url, {}, async (server) => {
+      for (const scenario of mainScenarios) {
+        sqliteFixtures.set(scenario.id, await fetchFixture(server.port, sqliteKey, scenario, note))
+      }
+      for (const scenario of mainScenarios) {
+        await attempt(`sqlite ${scenario.id}`, () =>
+          measure('sqlite', mainLabel, scenario, server, sqliteKey),
+        )
+      }
+    })
+    for (const scenario of mainScenarios) {
+      await attempt(`bare ${scenario.id}`, () =>
+        measureBare(mainLabel, scenario, sqliteFixtures.get(scenario.id)),
+      )
+    }
+  }
+
+  if (postgres && mainScenarios.length > 0) {
+    await withLectern(postgres.url, { redisUrl: config.redisUrl }, async (server) => {
+      for (const scenario of mainScenarios) {
+        const fixture = await fetchFixture(server.port, postgres.key, scenario, note)
+        if (!fixture.body.equals(sqliteFixtures.get(scenario.id).body)) {
+          note(`${scenario.id}: the PostgreSQL response body differs from the SQLite one.`)
+        }
+      }
+      for (const scenario of mainScenarios) {
+        await attempt(`postgres ${scenario.id}`, () =>
+          measure('postgres', mainLabel, scenario, server, postgres.key),
+        )
+      }
+    })
+  }
+
+  // The smaller datasets: how the hot list and random pages change with the form's size.
+  for (const size of config.sizes.filter((s) => s !== config.mainSize)) {
+    const { dataset, database } = databases.get(size)
+    const scenarios = scenariosFor(dataset.description, { main: false }).filter(selected)
+    if (scenarios.length === 0) continue
+    const key = await createApiKey(database.url)
+    const fixtures = new Map()
+    await withLectern(database.url, {}, async (server) => {
+      for (const scenario of scenarios)
+        fixtures.set(scenario.id, await fetchFixture(server.port, key, scenario, note))
+      for (const scenario of scenarios) {
+        await attempt(`sqlite ${scenario.id} (${sizeLabel(size)})`, () =>
+          measure('sqlite', sizeLabel(size), scenario, server, key),
+        )
+      }
+    })
+    for (const scenario of scenarios) {
+      await attempt(`bare ${scenario.id} (${sizeLabel(size)})`, () =>
+        measureBare(sizeLabel(size), scenario, fixtures.get(scenario.id)),
+      )
+    }
+  }
+
+  if (config.soakDuration > 0 && selected({ id: 'soak' })) {
+    results.soak.push(...(await soak(primary, mainLabel, sqliteFixtures, note)))
+  }
+
+  if (postgres) {
+    await postgres.drop()
+    cleanups.delete(postgres.drop)
+  }
+  const withoutPostgres = results.runs.filter((r) => r.server !== 'postgres' && r.otherCpu !== null)
+  const disturbed = withoutPostgres.filter((r) => r.otherCpu > 0.15)
+  if (disturbed.length > 0) {
+    const worst = disturbed.reduce((a, b) => (b.otherCpu > a.otherCpu ? b : a))
+    note(
+      `Other work used more than 15% of a core during ${disturbed.length} of the ${withoutPostgres.length} runs ` +
+        `without PostgreSQL (up to ${Math.round(worst.otherCpu * 100)}%, during ${worst.server} ${worst.scenario} ` +
+        `${worst.dataset}; see the "CPU elsewhere" column): those figures are less reliable.`,
+    )
+  }
+  results.finishedAt = new Date().toISOString()
+  const written = writeReports(results, config)
+  log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s; wrote ${written.join(', ')}`)
+}
+
+function selected(scenario) {
+  return config.scenarios === null || config.scenarios.includes(scenario.id)
+}
+
+/** The scenarios measured on a dataset; the smaller datasets only get the hot list and random pages. */
+function scenariosFor(description, { main }) {
+  const big = description.bigFormId
+  const list = (path) => `${path}?page=1&pageSize=20`
+  const bigList = list(`/api/v1/forms/${big}/submissions`)
+  const maxPage = Math.ceil(description.bigFormSubmissions / 100)
+  const random = {
+    prefix: `/api/v1/forms/${big}/submissions?`,
+    pageSize: 100,
+    maxPage,
+    seed: `${config.seed}:pages`,
+  }
+  // The bare server answers every random page with the bytes of the middle one.
+  const middlePage = `/api/v1/forms/${big}/submissions?page=${Math.ceil(maxPage / 2)}&pageSize=100`
+  const formLabel = `${sizeLabel(description.bigFormSubmissions)} form`
+  const all = [
+    {
+      id: 'hot-submissions',
+      title: `Hot list: submissions page 1 (20) of the ${formLabel}`,
+      path: bigList,
+      total: description.bigFormSubmissions,
+    },
+    {
+      id: 'hot-forms',
+      title: 'Hot list: forms page 1 (20)',
+      path: list('/api/v1/forms'),
+      total: description.counts.forms,
+    },
+    {
+      id: 'random-page',
+      title: `Random page of the ${formLabel}, pageSize 100`,
+      path: middlePage,
+      random,
+      total: description.bigFormSubmissions,
+    },
+    {
+      id: 'page-1-small',
+      title: `Page 1 (20) of the ${sizeLabel(description.smallFormSubmissions)} form`,
+      path: list(`/api/v1/forms/${description.smallFormId}/submissions`),
+      total: description.smallFormSubmissions,
+    },
+    {
+      id: 'pages',
+      title: 'Pages (page-builder) page 1 (20)',
+      path: list('/api/v1/page-builder'),
+      total: description.counts.pages,
+    },
+    {
+      id: 'redirects',
+      title: 'Redirects page 1 (20)',
+      path: list('/api/v1/page-builder/redirects'),
+      total: description.counts.redirects,
+    },
+    {
+      id: 'fixed-rate',
+      title: `Hot list at ${config.rate} req/s (autocannon -R)`,
+      path: bigList,
+      total: description.bigFormSubmissions,
+      overallRate: config.rate,
+    },
+    {
+      id: 'fixed-rate-paced',
+      title: `Hot list at ${config.rate} req/s, evenly paced`,
+      path: bigList,
+      total: description.bigFormSubmissions,
+      paced: config.rate,
+    },
+    {
+      id: 'random-page-1conn',
+      title: `Random page, pageSize 100, one connection (${formLabel})`,
+      path: middlePage,
+      random,
+      total: description.bigFormSubmissions,
+      connections: 1,
+    },
+  ]
+  if (main) return all
+  return all.filter((s) => s.id === 'hot-submissions' || s.id === 'random-page')
+}
+
+/**
+ * Fetches the scenario's response from Lectern, checks it (200, items, the dataset's total), and
+ * keeps its exact bytes for the bare server.
+ */
+async function fetchFixture(port, key, scenario, note) {
+  const response = await fetchRaw(port, scenario.path, { authorization: `Bearer ${key}` })
+  if (response.status !== 200) {
+    throw new Error(
+      `${scenario.path} answered ${response.status}: ${response.body.toString('utf8').slice(0, 300)}`,
+    )
+  }
+  const body = JSON.parse(response.body.toString('utf8'))
+  if (!Array.isArray(body.data) || body.data.length === 0) {
+    note(`${scenario.id}: ${scenario.path} returned no items.`)
+  }
+  if (body.meta?.total !== scenario.total) {
+    note(
+      `${scenario.id}: ${scenario.path} says meta.total ${body.meta?.total}; the dataset holds ${scenario.total}.`,
+    )
+  }
+  return { status: response.status, rawHeaders: response.rawHeaders, body: response.body, meta: body.meta }
+}
+
+async function withLectern(databaseUrl, options, work) {
+  const server = await startLectern(databaseUrl, options)
+  cleanups.add(server.stop)
+  try {
+    return await work(server)
+  } finally {
+    await server.stop()
+    cleanups.delete(server.stop)
+  }
+}
+
+/** One load run against a server whose memory is sampled while it is measured (not while warming up). */
+async function measure(server, dataset, scenario, target, key) {
+  const connections = scenario.connections ?? config.connections
+  log(`${server.padEnd(8)} ${dataset.padEnd(4)} ${scenario.id}`)
+  const load = {
+    port: target.port,
+    path: scenario.path,
+    headers: key ? { authorization: `Bearer ${key}` } : {},
+    connections,
+    duration: config.duration,
+    warmup: config.warmup,
+    ...(scenario.random ? { random: scenario.random } : {}),
+    ...(scenario.overallRate ? { overallRate: scenario.overallRate } : {}),
+    ...(scenario.paced ? { paced: scenario.paced } : {}),
+  }
+  const loadBefore = loadavg()[0]
+  let sampler = null
+  let cpuBefore = null
+  const result = await runLoad(load, () => {
+    sampler = sampleMemory(target.pid)
+    cpuBefore = cpuSnapshot(target.pid)
+  })
+  const memory = sampler ? sampler.stop() : null
+  const cpu = cpuBefore ? cpuSince(cpuBefore, target.pid, result.cpuMs) : null
+  const entry = {
+    server,
+    dataset,
+    scenario: scenario.id,
+    title: scenario.title,
+    path: scenario.random
+      ? `${scenario.random.prefix}page=<random>&pageSize=${scenario.random.pageSize}`
+      : scenario.path,
+    connections,
+    loadAverage: loadBefore,
+    ...result,
+    peakRssKb: memory?.peakRssKb ?? null,
+    hwmKb: memory?.hwmKb ?? null,
+    serverCpu: cpu?.server ?? null,
+    otherCpu: cpu?.other ?? null,
+  }
+  log(
+    `         ${Math.round(entry.reqPerSec)} req/s, p50 ${entry.latencyMs.p50} ms, p99 ${entry.latencyMs.p99} ms` +
+      `, RSS ${Math.round((entry.peakRssKb ?? 0) / 1024)} MB${entry.non2xx + entry.errors > 0 ? `, ${entry.non2xx} non-2xx, ${entry.errors} errors` : ''}`,
+  )
+  return entry
+}
+
+function cpuSnapshot(pid) {
+  const self = process.cpuUsage()
+  return {
+    at: performance.now(),
+    machineMs: machineBusyMs(),
+    serverMs: processCpuMs(pid),
+    selfMs: (self.user + self.system) / 1000,
+  }
+}
+
+/**
+ * Where the CPU went during a measured run, in cores: the server's share, and everything outside
+ * the server, the load generator and this harness (other work on the machine; for PostgreSQL runs
+ * also PostgreSQL and Redis).
+ */
+function cpuSince(before, pid, loadGeneratorMs) {
+  const after = cpuSnapshot(pid)
+  const elapsedMs = after.at - before.at
+  if (before.machineMs === null || before.serverMs === null || after.serverMs === null) return null
+  const serverMs = after.serverMs - before.serverMs
+  const otherMs =
+    after.machineMs - before.machineMs - serverMs - (loadGeneratorMs ?? 0) - (after.selfMs - before.selfMs)
+  const round = (v) => Math.round(v * 100) / 100
+  return { server: round(serverMs / elapsedMs), other: round(Math.max(0, otherMs) / elapsedMs) }
+}
+
+/** Runs the load generator pinned to its core; `onMeasuring` fires when its warm-up is over. */
+async function runLoad(options, onMeasuring) {
+  const [command, args] = onCpu(LOAD_CPU, process.execPath, [
+    join(ROOT, 'bench', 'lib', 'load-worker.mjs'),
+    JSON.stringify(options),
+  ])
+  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+  const stop = () => stopProcess(child)
+  cleanups.add(stop)
+  let result = null
+  let stderr = ''
+  let pending = ''
+  child.stdout.on('data', (chunk) => {
+    pending += chunk.toString('utf8')
+    let newline = pending.indexOf('\n')
+    while (newline >= 0) {
+      const line = pending.slice(0, newline)
+      pending = pending.slice(newline + 1)
+      if (line === 'MEASURING') onMeasuring()
+      else if (line.startsWith('RESULT ')) result = JSON.parse(line.slice('RESULT '.length))
+      newline = pending.indexOf('\n')
+    }
+  })
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk.toString('utf8')
+  })
+  const code = await new Promise((resolve) => child.on('close', resolve))
+  cleanups.delete(stop)
+  if (code !== 0 || result === null)
+    throw new Error(`load generator failed (${code}): ${stderr.slice(0, 2000)}`)
+  return result
+}
+
+/** Starts the bare server with one response's bytes and measures the scenario against it. */
+async function measureBare(dataset, scenario, fixture) {
+  const bare = await startBare(fixture)
+  try {
+    return await measure('bare', dataset, scenario, bare, null)
+  } finally {
+    await bare.stop()
+    cleanups.delete(bare.stop)
+  }
+}
+
+async function startBare(fixture) {
+  const file = join(config.dataDir, 'bare-fixture.json')
+  writeFileSync(
+    file,
+    JSON.stringify({
+      status: fixture.status,
+      rawHeaders: fixture.rawHeaders,
+      body: fixture.body.toString('base64'),
+    }),
+  )
+  const port = await freePort()
+  const [command, args] = onCpu(SERVER_CPU, process.execPath, [
+    join(ROOT, 'bench', 'lib', 'bare-server.mjs'),
+    file,
+    String(port),
+  ])
+  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+  const stop = () => stopProcess(child)
+  cleanups.add(stop)
+  await waitUntilReady(port, '/', child)
+  return { port, pid: child.pid, stop }
+}
+
+/**
+ * Server memory over a long run on the main dataset: a fresh Lectern process answers random pages
+ * of the big form for the soak duration; its RSS is sampled during the run and once more after
+ * five idle seconds. The bare server gets the same load for the scenario duration, for the ratio.
+ */
+async function soak(primary, mainLabel, fixtures, note) {
+  const scenario = scenariosFor(primary.dataset.description, { main: true }).find(
+    (s) => s.id === 'random-page',
+  )
+  const key = await createApiKey(primary.database.url)
+  const entries = []
+  const runSoak = async (server, target, authKey, duration) => {
+    log(`${server.padEnd(8)} ${mainLabel.padEnd(4)} soak for ${duration} s`)
+    const atStart = readMemory(target.pid)
+    let sampler = null
+    const result = await runLoad(
+      {
+        port: target.port,
+        path: scenario.path,
+        headers: authKey ? { authorization: `Bearer ${authKey}` } : {},
+        connections: config.connections,
+        duration,
+        warmup: 0,
+        random: { ...scenario.random, seed: `${config.seed}:soak` },
+      },
+      () => {
+        sampler = sampleMemory(target.pid, 250)
+      },
+    )
+    const during = sampler.stop()
+    await sleep(5000)
+    const after = readMemory(target.pid)
+    const entry = {
+      server,
+      dataset: mainLabel,
+      durationS: duration,
+      requests: result.requests,
+      reqPerSec: result.reqPerSec,
+      non2xx: result.non2xx,
+      errors: result.errors,
+      latencyMs: result.latencyMs,
+      rssAtStartKb: atStart?.rssKb ?? null,
+      peakRssKb: during.peakRssKb,
+      hwmKb: after?.hwmKb ?? during.hwmKb,
+      rssAfterKb: after?.rssKb ?? null,
+    }
+    log(
+      `         ${result.requests} requests, RSS ${Math.round(entry.rssAtStartKb / 1024)} → peak ${Math.round(entry.peakRssKb / 1024)} MB, ${Math.round(entry.rssAfterKb / 1024)} MB after`,
+    )
+    return entry
+  }
+  await withLectern(primary.database.url, {}, async (server) => {
+    entries.push(await runSoak('sqlite', server, key, config.soakDuration))
+  })
+  const fixture = fixtures.get('random-page')
+  if (fixture) {
+    const bare = await startBare(fixture)
+    try {
+      entries.push(await runSoak('bare', bare, null, Math.min(config.soakDuration, config.duration)))
+    } finally {
+      await bare.stop()
+      cleanups.delete(bare.stop)
+    }
+  } else {
+    note('soak: the bare server was not measured (random-page was not selected).')
+  }
+  return entries
+}
+
+/** Creates this run's schema, imports the main dataset into it (timed) and creates a key. */
+async function preparePostgres(dataset, results) {
+  const schema = `bench_${Date.now().toString(36)}_${process.pid}`
+  await postgresExec(config.postgresUrl, `CREATE SCHEMA ${schema}`)
+  const drop = () => postgresExec(config.postgresUrl, `DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+  cleanups.add(drop)
+  const url = withSchema(config.postgresUrl, schema)
+  log(`importing the ${sizeLabel(dataset.description.size)} dataset into PostgreSQL (schema ${schema})`)
+  const measured = await importMeasured(url, dataset.file)
+  log(
+    `  ${measured.output} in ${(measured.wallMs / 1000).toFixed(1)} s, peak RSS ${Math.round(measured.peakRssKb / 1024)} MB`,
+  )
+  results.imports.push({
+    dataset: sizeLabel(dataset.description.size),
+    size: dataset.description.size,
+    database: 'postgres',
+    ...measured,
+    measuredAt: new Date().toISOString(),
+    cached: false,
+  })
+  const key = await createApiKey(url)
+  return { url, key, drop }
+}
+
+async function describeMachine() {
+  const git = async (...args) =>
+    (await run('git', args, { cwd: ROOT }).catch(() => ({ stdout: '' }))).stdout.trim()
+  const changed = await git('status', '--porcelain', '--', 'src')
+  return {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    pinned: canPin,
+    peakRssFrom: gnuTime ? '/usr/bin/time -v' : '/proc VmHWM',
+    loadAverage: loadavg(),
+    commit: (await git('rev-parse', '--short', 'HEAD')) || null,
+    build: buildFingerprint(),
+    uncommittedChanges: changed !== '',
+  }
+}
+
+/**
+ * With `BENCH_WAIT_QUIET=<seconds>`, waits up to that long for the machine to be quiet (less than a
+ * quarter of a core busy over five seconds) before measuring, since other work skews every figure.
+ */
+async function waitForQuietMachine() {
+  if (config.waitQuietS <= 0) return
+  const deadline = Date.now() + config.waitQuietS * 1000
+  for (;;) {
+    const before = machineBusyMs()
+    await sleep(5000)
+    const busy = (machineBusyMs() - before) / 5000
+    if (busy < 0.25) return
+    if (Date.now() >= deadline) {
+      log(`the machine is still busy (${busy.toFixed(2)} cores): measuring anyway`)
+      return
+    }
+    log(`waiting for a quiet machine (${busy.toFixed(2)} cores busy)`)
+  }
+}
+
+/**
+ * One run at a time: two runs would share the cores and the cached databases. A run waits for
+ * another live one to finish.
+ */
+async function acquireLock() {
+  const lock = join(config.dataDir, '.lock')
+  for (let waited = 0; ; waited++) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' })
+      break
+    } catch {
+      const holder = Number(readFileSync(lock, 'utf8'))
+      if (!Number.isInteger(holder) || holder <= 0 || !processAlive(holder)) {
+        rmSync(lock, { force: true })
+        continue
+      }
+      if (waited === 0) log(`another benchmark run (pid ${holder}) is in progress: waiting for it`)
+      await sleep(2000)
+    }
+  }
+  const release = () => rmSync(lock, { force: true })
+  cleanups.add(release)
+}
+
+function processAlive(pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return error.code === 'EPERM'
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The error types of the Lectern API, with their HTTP status and the phrase a server started with
+ * `ERROR_STYLE=phrase` sends instead of the code. The client always reports the code.
+ */
+export const ERROR_TYPES = {
+  invalid_parameters: { status: 400, phrase: 'Invalid parameters' },
+  bad_request: { status: 400, phrase: 'Bad request' },
+  missing_authorization_header: { status: 401, phrase: 'Missing authorization header' },
+  invalid_authorization_format: { status: 401, phrase: 'Invalid authorization format' },
+  invalid_api_key: { status: 401, phrase: 'Invalid API key' },
+  api_key_inactive: { status: 401, phrase: 'API key inactive' },
+  insufficient_permissions: { status: 403, phrase: 'Insufficient permissions' },
+  resource_not_found: { status: 404, phrase: 'Resource not found' },
+  method_not_allowed: { status: 405, phrase: 'Method not allowed' },
+  request_timeout: { status: 408, phrase: 'Request timeout' },
+  uri_too_long: { status: 414, phrase: 'URI too long' },
+  rate_limit_exceeded: { status: 429, phrase: 'Rate limit exceeded' },
+  request_header_fields_too_large: { status: 431, phrase: 'Request header fields too large' },
+  internal_error: { status: 500, phrase: 'Internal server error' },
+  service_unavailable: { status: 503, phrase: 'Service unavailable' },
+} as const
+
+/** An error type of the API. */
+export type ErrorType = keyof typeof ERROR_TYPES
+
+/** The type of a failure that is not an API error: a body that is not the API's error envelope. */
+export type UnexpectedResponse = 'unexpected_response'
+
+type TypesOfStatus<S extends number> = {
+  [T in ErrorType]: (typeof ERROR_TYPES)[T]['status'] extends S ? T : never
+}[ErrorType]
+
+interface ErrorDetails<T extends string> {
+  status: number
+  type: T
+  message: string
+  /** The response's `X-Request-Id`: quote it when reporting a problem. */
+  requestId: string | null
+  /** Seconds the server asked to wait (`Retry-After`), when it did. */
+  retryAfter: number | null
+}
+
+/** Any error response of the API. `type` tells which; each status has a subclass. */
+export class LecternError<T extends string = ErrorType | UnexpectedResponse> extends Error {
+  readonly status: number
+  readonly type: T
+  readonly requestId: string | null
+  readonly retryAfter: number | null
+
+  constructor(details: ErrorDetails<T>) {
+    super(details.message)
+    this.name = new.target.name
+    this.status = details.status
+    this.type = details.type
+    this.requestId = details.requestId
+    this.retryAfter = details.retryAfter
+  }
+}
+
+/** 400 (`invalid_parameters`, `bad_request`), 408, 414 or 431: the request needs fixing. */
+export class InvalidRequestError extends LecternError<TypesOfStatus<400 | 408 | 414 | 431>> {}
+/** 401: the API key is missing, malformed, unknown, revoked or inactive. */
+export class AuthenticationError extends LecternError<TypesOfStatus<401>> {}
+/** 403: the key's role lacks the permission the endpoint needs. */
+export class PermissionError extends LecternError<TypesOfStatus<403>> {}
+/** 404: the form (or path) does not exist. */
+export class NotFoundError extends LecternError<TypesOfStatus<404>> {}
+/** 405: the API only serves `GET` and `HEAD`. */
+export class MethodNotAllowedError extends LecternError<TypesOfStatus<405>> {}
+/** 429: over the hourly or per-second limit; `retryAfter` says when to try again. */
+export class RateLimitError extends LecternError<TypesOfStatus<429>> {}
+/** 500: a failure on the server; `requestId` finds it in the server's log. */
+export class ServerError extends LecternError<TypesOfStatus<500> | UnexpectedResponse> {}
+/** 503: the server cannot reach its database, or is shutting down; `retryAfter` says when to try again. */
+export class ServiceUnavailableError extends LecternError<TypesOfStatus<503>> {}
+
+const CLASS_BY_STATUS: Record<
+  (typeof ERROR_TYPES)[ErrorType]['status'],
+  new (
+    details: ErrorDetails<never>,
+  ) => LecternError
+> = {
+  400: InvalidRequestError,
+  401: AuthenticationError,
+  403: PermissionError,
+  404: NotFoundError,
+  405: MethodNotAllowedError,
+  408: InvalidRequestError,
+  414: InvalidRequestError,
+  429: RateLimitError,
+  431: InvalidRequestError,
+  500: ServerError,
+  503: ServiceUnavailableError,
+}
+
+const TYPE_BY_LABEL = new Map<string, ErrorType>(
+  (Object.keys(ERROR_TYPES) as ErrorType[]).flatMap((type) => [
+    [type, type],
+    [ERROR_TYPES[type].phrase, type],
+  ]),
+)
+
+/** `Retry-After` in seconds: either a number of seconds or an HTTP date. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
+  if (value === null || value.trim() === '') return null
+  if (/^\d+$/.test(value.trim())) return Number(value)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000))
+}
+
+/** The error a failed response stands for, read from its `{ error, message }` body. */
+export async function errorFromResponse(response: Response): Promise<LecternError> {
+  const text = await response.text().catch(() => '')
+  let body: { error?: unknown; message?: unknown } = {}
+  try {
+    body = JSON.parse(text) as typeof body
+  } catch {
+    // Not the API's envelope (a proxy's error page, say): reported as an unexpected response below.
+  }
+  const type = typeof body.error === 'string' ? TYPE_BY_LABEL.get(body.error) : undefined
+  const details: ErrorDetails<never> = {
+    status: response.status,
+    type: (type ?? 'unexpected_response') as never,
+    message:
+      typeof body.message === 'string'
+        ? body.message
+        : `Unexpected HTTP ${response.status} response from Lectern`,
+    requestId: response.headers.get('x-request-id'),
+    retryAfter: parseRetryAfter(response.headers.get('retry-after')),
+  }
+  if (type !== undefined) return new CLASS_BY_STATUS[ERROR_TYPES[type].status](details)
+  return response.status >= 500 ? new ServerError(details) : new LecternError(details)
+}

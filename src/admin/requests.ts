@@ -1,0 +1,57 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { AdminSession, Flash, SessionService } from '../services/sessions.js'
+
+/** Dashboard lists show this many rows per page. */
+export const PAGE_SIZE = 20
+
+/** A text field of the submitted form; missing or repeated fields read as the empty string. */
+export function field(request: FastifyRequest, name: string): string {
+  const value = (request.body as Record<string, unknown> | undefined)?.[name]
+  if (typeof value === 'string') return value
+  if (Buffer.isBuffer(value)) return value.toString('utf8')
+  return ''
+}
+
+/** A checkbox or a `true`/`false` field. */
+export function flag(request: FastifyRequest, name: string): boolean {
+  const value = field(request, name)
+  return value === 'true' || value === 'on'
+}
+
+/** A path parameter of the route. */
+export function pathParam(request: FastifyRequest, name: string): string {
+  return (request.params as Record<string, string>)[name] ?? ''
+}
+
+/** The `page` query parameter: a positive integer, 1 when absent or malformed. */
+export function pageNumber(request: FastifyRequest): number {
+  const raw = (request.query as Record<string, unknown>).page
+  const page = typeof raw === 'string' && /^[0-9]{1,9}$/.test(raw) ? Number(raw) : 1
+  return Math.max(page, 1)
+}
+
+/** Paging options for a list service. */
+export function paging(request: FastifyRequest) {
+  return { page: pageNumber(request), pageSize: PAGE_SIZE }
+}
+
+/**
+ * Finishes a change the Post/Redirect/Get way: the message waits in the session for the next page,
+ * and the browser is sent there with 303, so reloading it does not repeat the change.
+ */
+export async function redirectWithFlash(
+  sessions: SessionService,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  url: string,
+  flash: Flash,
+): Promise<FastifyReply> {
+  if (request.admin) await sessions.setFlash(request.admin.id, flash)
+  return reply.redirect(url, 303)
+}
+
+/** The session of a route that only signed-in users reach (the access check saw to that). */
+export function signedIn(request: FastifyRequest): AdminSession {
+  if (!request.admin) throw new Error('the access check lets only signed-in users reach this route')
+  return request.admin
+}

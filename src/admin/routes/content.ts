@@ -1,0 +1,116 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Services } from '../../services/index.js'
+import { canManageContent, roleAllows } from '../../services/roles.js'
+import { field, flag, paging, pathParam, redirectWithFlash, signedIn } from '../requests.js'
+import { formsPage, pagesPage, submissionsPage } from '../views/content.js'
+import { sendPage } from '../views/layout.js'
+
+/** The list page a change was made from (a hidden field), so the browser goes back to it. */
+const returnPage = (request: FastifyRequest) => {
+  const page = field(request, 'page')
+  return /^[1-9][0-9]{0,8}$/.test(page) ? page : '1'
+}
+
+/** Forms (with their submissions) and pages. */
+export function registerContentRoutes(app: FastifyInstance, services: Services): void {
+  const done = redirectWithFlash.bind(null, services.sessions)
+
+  app.get('/forms', { config: { access: { read: 'forms:read' } } }, async (request, reply) => {
+    const session = signedIn(request)
+    const options = paging(request)
+    const forms = await services.contentAdmin.listForms(options)
+    return sendPage(
+      reply,
+      formsPage({
+        session,
+        forms: { ...forms, ...options },
+        showSubmissions: roleAllows(session.user.role, 'submissions:read'),
+        canManage: canManageContent(session.user.role, 'forms:read'),
+      }),
+    )
+  })
+
+  app.post('/forms/:id/active', { config: { access: { manage: 'forms:read' } } }, async (request, reply) => {
+    const form = await services.contentAdmin.setFormActive(pathParam(request, 'id'), flag(request, 'active'))
+    return done(request, reply, `/admin/forms?page=${returnPage(request)}#form-${form.id}`, {
+      kind: 'success',
+      text: `“${form.title}” is ${form.isActive ? 'active' : 'inactive'}.`,
+    })
+  })
+
+  app.get(
+    '/forms/:id/submissions',
+    { config: { access: { read: 'submissions:read' } } },
+    async (request, reply) => {
+      const form = await services.contentAdmin.getForm(pathParam(request, 'id'))
+      const options = paging(request)
+      const submissions = await services.content.listSubmissionsForForm(form.id, options)
+      return sendPage(
+        reply,
+        submissionsPage({ session: signedIn(request), form, submissions: { ...submissions, ...options } }),
+      )
+    },
+  )
+
+  const submissionChanges = {
+    read: (request: FastifyRequest) => ({ isRead: flag(request, 'read') }),
+    star: (request: FastifyRequest) => ({ isStarred: flag(request, 'starred') }),
+    notes: (request: FastifyRequest) => ({ notes: field(request, 'notes') }),
+  }
+  for (const [action, readChange] of Object.entries(submissionChanges)) {
+    app.post(
+      `/submissions/:id/${action}`,
+      { config: { access: { manage: 'submissions:read' } } },
+      async (request, reply) => {
+        // Notes longer than allowed (the text box stops them first) end on the error page.
+        const { submission, formId } = await services.contentAdmin.updateSubmission(
+          pathParam(request, 'id'),
+          readChange(request),
+        )
+        const text =
+          action === 'notes'
+            ? 'Notes saved.'
+            : action === 'read'
+              ? `Marked as ${submission.isRead ? 'read' : 'unread'}.`
+              : submission.isStarred
+                ? 'Starred.'
+                : 'Star removed.'
+        return done(
+          request,
+          reply,
+          `/admin/forms/${formId}/submissions?page=${returnPage(request)}#submission-${submission.id}`,
+          { kind: 'success', text },
+        )
+      },
+    )
+  }
+
+  app.get('/pages', { config: { access: { read: 'pages:read' } } }, async (request, reply) => {
+    const session = signedIn(request)
+    const options = paging(request)
+    const pages = await services.content.listPages(options)
+    return sendPage(
+      reply,
+      pagesPage({
+        session,
+        pages: { ...pages, ...options },
+        canManage: canManageContent(session.user.role, 'pages:read'),
+      }),
+    )
+  })
+
+  app.post(
+    '/pages/:id/published',
+    { config: { access: { manage: 'pages:read' } } },
+    async (request, reply) => {
+      const page = await services.contentAdmin.setPagePublished(
+        pathParam(request, 'id'),
+        flag(request, 'published'),
+      )
+      return done(request, reply, `/admin/pages?page=${returnPage(request)}#page-${page.id}`, {
+        kind: 'success',
+        text: `“${page.title}” is ${page.isPublished ? 'published' : 'now a draft'}.`,
+      })
+    },
+  )
+}

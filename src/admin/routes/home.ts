@@ -1,0 +1,72 @@
+import type { FastifyInstance } from 'fastify'
+import type { Services } from '../../services/index.js'
+import { canManageOrganization, roleAllows } from '../../services/roles.js'
+import { signedIn } from '../requests.js'
+import { homePage, type OverviewCard } from '../views/home.js'
+import { sendPage } from '../views/layout.js'
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
+
+/** The overview: one card per section the user's role opens, with what is in it. */
+export function registerHomeRoutes(app: FastifyInstance, services: Services): void {
+  app.get('/', { config: { access: 'signed-in' } }, async (request, reply) => {
+    const session = signedIn(request)
+    const role = session.user.role
+    const first = { page: 1, pageSize: 1 }
+    const cards: OverviewCard[] = []
+    if (roleAllows(role, 'forms:read')) {
+      const { total } = await services.content.listForms(first)
+      cards.push({
+        title: 'Forms',
+        href: '/admin/forms',
+        figure: plural(total, 'form'),
+        detail: 'Forms on the site and what visitors sent through them.',
+      })
+    }
+    if (roleAllows(role, 'pages:read')) {
+      const [all, published] = await Promise.all([
+        services.content.listPages(first),
+        services.content.listPages({ ...first, published: true }),
+      ])
+      cards.push({
+        title: 'Pages',
+        href: '/admin/pages',
+        figure: plural(all.total, 'page'),
+        detail: `${published.total} published, ${plural(all.total - published.total, 'draft')}.`,
+      })
+    }
+    if (roleAllows(role, 'redirects:read')) {
+      const [all, chains] = await Promise.all([
+        services.content.listRedirects(first),
+        services.redirects.findChains(),
+      ])
+      cards.push({
+        title: 'Redirects',
+        href: '/admin/redirects',
+        figure: plural(all.total, 'redirect'),
+        detail: 'Old paths sent on to new ones.',
+        warning:
+          chains.length > 0
+            ? `${plural(chains.length, 'redirect')} form chains worth flattening.`
+            : undefined,
+      })
+    }
+    if (canManageOrganization(role)) {
+      const [keys, users] = await Promise.all([services.keys.listApiKeys(), services.users.listUsers()])
+      const active = keys.filter((key) => key.status === 'active').length
+      cards.push({
+        title: 'API keys',
+        href: '/admin/keys',
+        figure: `${active} active`,
+        detail: `${plural(keys.length, 'key')} in all, revoked ones included.`,
+      })
+      cards.push({
+        title: 'Users',
+        href: '/admin/users',
+        figure: plural(users.length, 'user'),
+        detail: 'People who can sign in here, and their roles.',
+      })
+    }
+    return sendPage(reply, homePage({ session, cards }))
+  })
+}

@@ -1,0 +1,172 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { ValidationError } from '../../errors.js'
+import type { Services } from '../../services/index.js'
+import { describeChain, type RedirectChange } from '../../services/redirects.js'
+import { canManageContent } from '../../services/roles.js'
+import { field, flag, PAGE_SIZE, paging, pathParam, redirectWithFlash, signedIn } from '../requests.js'
+import { sendPage } from '../views/layout.js'
+import {
+  deleteRedirectPage,
+  importPage,
+  type RedirectFormValues,
+  redirectFormPage,
+  redirectsPage,
+} from '../views/redirects.js'
+
+const READ = { config: { access: { read: 'redirects:read' } } } as const
+const MANAGE = { config: { access: { manage: 'redirects:read' } } } as const
+
+const formValues = (request: FastifyRequest): RedirectFormValues => ({
+  fromPath: field(request, 'fromPath'),
+  toPath: field(request, 'toPath'),
+  type: field(request, 'type'),
+  isActive: flag(request, 'isActive'),
+})
+
+/** What a saved change means, chains included: they are allowed, but worth flattening. */
+function savedText(verb: string, { redirect, chains }: RedirectChange): string {
+  const saved = `Redirect from ${redirect.fromPath} to ${redirect.toPath} ${verb}.`
+  if (chains.length === 0) return saved
+  return `${saved} Note: it is part of a chain (${chains.map(describeChain).join('; ')}), so visitors are redirected more than once. Flatten the chains to send them straight to the end.`
+}
+
+/** Redirects: everyone who reads them sees the list and exports it; editors and admins change them. */
+export function registerRedirectRoutes(app: FastifyInstance, services: Services): void {
+  const done = redirectWithFlash.bind(null, services.sessions)
+
+  /** Back to the list, on the page that holds `id` (new redirects come last: oldest first). */
+  const backToList = async (request: FastifyRequest, reply: FastifyReply, id: string, text: string) => {
+    const { total } = await services.content.listRedirects({ page: 1, pageSize: 1 })
+    const page = Math.max(1, Math.ceil(total / PAGE_SIZE))
+    return done(request, reply, `/admin/redirects?page=${page}#redirect-${id}`, { kind: 'success', text })
+  }
+
+  app.get('/redirects', READ, async (request, reply) => {
+    const session = signedIn(request)
+    const options = paging(request)
+    const [redirects, chains] = await Promise.all([
+      services.content.listRedirects(options),
+      services.redirects.findChains(),
+    ])
+    return sendPage(
+      reply,
+      redirectsPage({
+        session,
+        redirects: { ...redirects, ...options },
+        chains,
+        canManage: canManageContent(session.user.role, 'redirects:read'),
+      }),
+    )
+  })
+
+  app.get('/redirects/export.csv', READ, async (_request, reply) =>
+    reply
+      .type('text/csv; charset=utf-8')
+      .header('Content-Disposition', 'attachment; filename="redirects.csv"')
+      .send(await services.redirects.exportCsv()),
+  )
+
+  app.get('/redirects/new', MANAGE, async (request, reply) =>
+    sendPage(
+      reply,
+      redirectFormPage({
+        session: signedIn(request),
+        values: { fromPath: '', toPath: '', type: 'permanent', isActive: true },
+      }),
+    ),
+  )
+
+  app.post('/redirects', MANAGE, async (request, reply) => {
+    const values = formValues(request)
+    try {
+      const change = await services.redirects.createRedirect(values)
+      return backToList(request, reply, change.redirect.id, savedText('created', change))
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error
+      const page = redirectFormPage({ session: signedIn(request), values, problems: error.problems })
+      return sendPage(reply, page, 422)
+    }
+  })
+
+  app.get('/redirects/:id/edit', MANAGE, async (request, reply) => {
+    const redirect = await services.redirects.getRedirect(pathParam(request, 'id'))
+    return sendPage(
+      reply,
+      redirectFormPage({ session: signedIn(request), id: redirect.id, values: redirect }),
+    )
+  })
+
+  app.post('/redirects/:id', MANAGE, async (request, reply) => {
+    const id = pathParam(request, 'id')
+    const values = formValues(request)
+    try {
+      const change = await services.redirects.updateRedirect(id, values)
+      return backToList(request, reply, id, savedText('saved', change))
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error
+      const page = redirectFormPage({ session: signedIn(request), id, values, problems: error.problems })
+      return sendPage(reply, page, 422)
+    }
+  })
+
+  app.post('/redirects/:id/active', MANAGE, async (request, reply) => {
+    const change = await services.redirects.setRedirectActive(
+      pathParam(request, 'id'),
+      flag(request, 'active'),
+    )
+    const page = /^[1-9][0-9]{0,8}$/.test(field(request, 'page')) ? field(request, 'page') : '1'
+    return done(request, reply, `/admin/redirects?page=${page}#redirect-${change.redirect.id}`, {
+      kind: 'success',
+      text: savedText(change.redirect.isActive ? 'activated' : 'deactivated', change),
+    })
+  })
+
+  app.get('/redirects/:id/delete', MANAGE, async (request, reply) => {
+    const redirect = await services.redirects.getRedirect(pathParam(request, 'id'))
+    return sendPage(reply, deleteRedirectPage({ session: signedIn(request), redirect }))
+  })
+
+  app.post('/redirects/:id/delete', MANAGE, async (request, reply) => {
+    const redirect = await services.redirects.deleteRedirect(pathParam(request, 'id'))
+    return done(request, reply, '/admin/redirects', {
+      kind: 'success',
+      text: `Redirect from ${redirect.fromPath} deleted.`,
+    })
+  })
+
+  app.post('/redirects/flatten', MANAGE, async (request, reply) => {
+    const count = await services.redirects.flattenChains()
+    return done(request, reply, '/admin/redirects', {
+      kind: 'success',
+      text:
+        count === 0
+          ? 'There were no chains to flatten.'
+          : `Flattened: ${count} redirect${count === 1 ? ' now points' : 's now point'} straight at the end of its chain.`,
+    })
+  })
+
+  app.get('/redirects/import', MANAGE, async (request, reply) =>
+    sendPage(reply, importPage({ session: signedIn(request) })),
+  )
+
+  app.post('/redirects/import', MANAGE, async (request, reply) => {
+    const file = field(request, 'file')
+    const csv = file.trim() === '' ? field(request, 'csv') : file
+    try {
+      const result = await services.redirects.importCsv(csv)
+      const chains = result.chains.length
+      return done(request, reply, '/admin/redirects', {
+        kind: 'success',
+        text: `Imported: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged.${chains > 0 ? ` ${chains} redirect${chains === 1 ? ' forms a chain' : 's form chains'}: see below.` : ''}`,
+      })
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error
+      const page = importPage({
+        session: signedIn(request),
+        csv: file === '' ? csv : undefined,
+        problems: error.problems,
+      })
+      return sendPage(reply, page, 422)
+    }
+  })
+}

@@ -1,0 +1,36 @@
+// Small enhancements for the Lectern dashboard. Every page works without them: they are loaded
+// from this file because the Content-Security-Policy allows no inline script.
+
+// Copy buttons: <button data-copy-target="input id" data-copy-status="status id">.
+document.addEventListener('click', async (event) => {
+  const button = event.target instanceof Element ? event.target.closest('[data-copy-target]') : null
+  if (!button) return
+  const input = document.getElementById(button.getAttribute('data-copy-target'))
+  const status = document.getElementById(button.getAttribute('data-copy-status'))
+  if (!input) return
+  let copied = false
+  try {
+    await navigator.clipboard.writeText(input.value)
+    copied = true
+  } catch {
+    // Without the asynchronous clipboard (an insecure origin), fall back to selecting and copying.
+    input.focus()
+    input.select()
+    copied = document.execCommand('copy')
+  }
+  button.textContent = copied ? 'Copied' : 'Copy'
+  if (status) {
+    status.textContent = copied
+      ? 'Copied to the clipboard.'
+      : 'Could not copy automatically: the text is selected, press Ctrl+C (or ⌘C) to copy it.'
+  }
+})
+
+// One-time secrets are selected whole when focused, ready to copy by hand.
+for (const input of document.querySelectorAll('input[readonly]')) {
+  input.addEventListener('focus', () => input.select())
+}
+
+// A form's error summary takes the focus, so that screen readers read it first.
+const summary = document.querySelector('[data-focus]')
+if (summary instanceof HTMLElement) summary.focus()

@@ -1,0 +1,170 @@
+import type { Flash } from '../../services/sessions.js'
+import { html, type Renderable, type SafeHtml } from '../html.js'
+import { CSRF_FIELD } from '../security.js'
+
+export const csrfField = (token: string) => html`<input type="hidden" name="${CSRF_FIELD}" value="${token}">`
+
+/**
+ * A button that posts to `action`: every change is a POST carrying the CSRF token, never a link.
+ * `fields` are sent along as hidden inputs.
+ */
+export function postButton(input: {
+  action: string
+  csrf: string
+  label: string
+  fields?: Record<string, string>
+  variant?: 'primary' | 'secondary' | 'danger'
+  /** The accessible name, when the visible label alone would be ambiguous in a list. */
+  ariaLabel?: string
+}): SafeHtml {
+  const hidden = Object.entries(input.fields ?? {}).map(
+    ([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`,
+  )
+  return html`<form class="inline" method="post" action="${input.action}">${csrfField(input.csrf)}${hidden}<button type="submit" class="button ${input.variant ?? 'secondary'}"${input.ariaLabel ? html` aria-label="${input.ariaLabel}"` : ''}>${input.label}</button></form>`
+}
+
+/** The message the previous request left (after a redirect), announced to screen readers. */
+export function flashMessage(flash: Flash | null): SafeHtml {
+  if (!flash) return html``
+  return flash.kind === 'error'
+    ? html`<div class="alert error" role="alert">${flash.text}</div>`
+    : html`<div class="alert success" role="status">${flash.text}</div>`
+}
+
+/** The problems that stopped a form, above the form; focused by the script so they are read first. */
+export function errorSummary(problems: readonly string[]): SafeHtml {
+  if (problems.length === 0) return html``
+  return html`<div class="alert error" role="alert" tabindex="-1" data-focus>
+  <h2>${problems.length === 1 ? 'There is a problem' : `There are ${problems.length} problems`}</h2>
+  <ul>${problems.map((problem) => html`<li>${problem}</li>`)}</ul>
+</div>`
+}
+
+/** A timestamp as people read it (`2024-01-05 10:00 UTC`), machine-readable in `datetime`. */
+export function timestamp(value: string | null, empty = 'Never'): SafeHtml {
+  if (value === null) return html`<span class="muted">${empty}</span>`
+  return html`<time datetime="${value}"><span class="nowrap">${value.slice(0, 10)}</span> <span class="nowrap">${value.slice(11, 16)} UTC</span></time>`
+}
+
+export function badge(text: string, tone: 'good' | 'neutral' | 'warn' | 'bad'): SafeHtml {
+  return html`<span class="badge ${tone}">${text}</span>`
+}
+
+/** What a list shows when it has nothing in it: what the list is for, and how to fill it. */
+export function emptyState(title: string, text: Renderable, action?: SafeHtml): SafeHtml {
+  return html`<div class="empty"><h2>${title}</h2><p>${text}</p>${action ?? ''}</div>`
+}
+
+/** "Newer / Page 2 of 5 / Older" links for a paginated list. */
+export function pagination(input: {
+  page: number
+  pageSize: number
+  total: number
+  href: (page: number) => string
+}) {
+  const pages = Math.max(1, Math.ceil(input.total / input.pageSize))
+  if (pages <= 1 && input.page <= 1) return html``
+  const previous =
+    input.page > 1 ? html`<a rel="prev" href="${input.href(input.page - 1)}">← Previous</a>` : ''
+  const next = input.page < pages ? html`<a rel="next" href="${input.href(input.page + 1)}">Next →</a>` : ''
+  return html`<nav class="pagination" aria-label="Pages">${previous}<span>Page ${input.page} of ${pages}</span>${next}</nav>`
+}
+
+/**
+ * A table that turns into a list of cards on narrow screens: each cell carries its column's name,
+ * which the stylesheet shows beside the value when the header row is hidden.
+ */
+export function table(input: {
+  caption: string
+  columns: readonly string[]
+  rows: readonly (readonly Renderable[])[]
+  /** Optional HTML id per row (to link to a row). */
+  rowIds?: readonly string[]
+}): SafeHtml {
+  return html`<div class="table-wrap"><table class="responsive">
+  <caption class="visually-hidden">${input.caption}</caption>
+  <thead><tr>${input.columns.map((column) => html`<th scope="col">${column}</th>`)}</tr></thead>
+  <tbody>${input.rows.map(
+    (cells, index) =>
+      html`<tr${input.rowIds ? html` id="${input.rowIds[index]}"` : ''}>${cells.map((cell, column) => html`<td data-label="${input.columns[column]}">${cell}</td>`)}</tr>`,
+  )}</tbody>
+</table></div>`
+}
+
+/** A labelled text input with its hint; `problem` marks it invalid. */
+export function textField(input: {
+  name: string
+  label: string
+  value?: string
+  type?: 'text' | 'email' | 'password'
+  hint?: string
+  required?: boolean
+  autocomplete?: string
+  autofocus?: boolean
+  maxlength?: number
+  placeholder?: string
+}): SafeHtml {
+  const id = `field-${input.name}`
+  const hintId = input.hint ? `${id}-hint` : undefined
+  return html`<div class="field">
+  <label for="${id}">${input.label}</label>
+  ${input.hint ? html`<p class="hint" id="${hintId}">${input.hint}</p>` : ''}
+  <input id="${id}" name="${input.name}" type="${input.type ?? 'text'}" value="${input.value ?? ''}"${input.required ? html` required` : ''}${input.autocomplete ? html` autocomplete="${input.autocomplete}"` : ''}${input.autofocus ? html` autofocus` : ''}${input.maxlength ? html` maxlength="${input.maxlength}"` : ''}${input.placeholder ? html` placeholder="${input.placeholder}"` : ''}${hintId ? html` aria-describedby="${hintId}"` : ''}>
+</div>`
+}
+
+/** A confirmation step for a change that cannot be undone: what will happen, then one clear button. */
+export function confirmation(input: {
+  heading: string
+  consequences: Renderable
+  action: string
+  csrf: string
+  confirmLabel: string
+  cancelHref: string
+}): SafeHtml {
+  return html`<section class="panel confirm">
+  <h1>${input.heading}</h1>
+  ${input.consequences}
+  <form method="post" action="${input.action}" class="actions">
+    ${csrfField(input.csrf)}
+    <button type="submit" class="button danger">${input.confirmLabel}</button>
+    <a class="button secondary" href="${input.cancelHref}">Cancel</a>
+  </form>
+</section>`
+}
+
+/**
+ * A button that switches something off when it is on, and on when it is off. `subject` completes its
+ * accessible name ("Deactivate Marketing website"): in a list, the label alone would not say which.
+ */
+export function switchButton(input: {
+  csrf: string
+  subject: string
+  isOn: boolean
+  /** The labels that switch it off and on, e.g. `['Deactivate', 'Activate']`. */
+  labels: readonly [off: string, on: string]
+  /** One address taking the new state in `field`, or one address per direction. */
+  action: string | { off: string; on: string }
+  field?: string
+  /** Sent along, e.g. the list page to come back to. */
+  fields?: Record<string, string>
+}): SafeHtml {
+  const label = input.isOn ? input.labels[0] : input.labels[1]
+  const action =
+    typeof input.action === 'string' ? input.action : input.isOn ? input.action.off : input.action.on
+  const fields = { ...(input.field ? { [input.field]: String(!input.isOn) } : {}), ...input.fields }
+  return postButton({ action, csrf: input.csrf, label, fields, ariaLabel: `${label} ${input.subject}` })
+}
+
+/** A row's actions: edit (when it can be edited), its switch, and a link to confirm removing it. */
+export function rowActions(input: {
+  subject: string
+  edit?: string
+  toggle: SafeHtml
+  remove: { href: string; label: string }
+}): SafeHtml {
+  const edit = input.edit
+    ? html`<a class="button secondary" href="${input.edit}" aria-label="Edit ${input.subject}">Edit</a>`
+    : ''
+  return html`<div class="actions">${edit}${input.toggle}<a class="button danger" href="${input.remove.href}" aria-label="${input.remove.label} ${input.subject}…">${input.remove.label}…</a></div>`
+}

@@ -1,0 +1,137 @@
+import type { ApiKeyView } from '../../services/keys.js'
+import type { AdminSession } from '../../services/sessions.js'
+import { html, type SafeHtml } from '../html.js'
+import {
+  badge,
+  confirmation,
+  csrfField,
+  emptyState,
+  errorSummary,
+  rowActions,
+  switchButton,
+  table,
+  textField,
+  timestamp,
+} from './components.js'
+import { layout } from './layout.js'
+
+const STATUS_BADGES = {
+  active: badge('Active', 'good'),
+  inactive: badge('Inactive', 'warn'),
+  revoked: badge('Revoked', 'bad'),
+} as const
+
+export const keyLabel = (key: ApiKeyView) => `${key.prefix}…`
+
+function keyActions(key: ApiKeyView, csrf: string): SafeHtml {
+  if (key.status === 'revoked') return html`<span class="muted">None: revoked for good</span>`
+  return rowActions({
+    subject: key.name,
+    toggle: switchButton({
+      csrf,
+      subject: key.name,
+      isOn: key.status === 'active',
+      labels: ['Deactivate', 'Activate'],
+      action: { off: `/admin/keys/${key.id}/deactivate`, on: `/admin/keys/${key.id}/activate` },
+    }),
+    remove: { href: `/admin/keys/${key.id}/revoke`, label: 'Revoke' },
+  })
+}
+
+export function keysPage(input: { session: AdminSession; keys: ApiKeyView[] }): SafeHtml {
+  const { session, keys } = input
+  const body =
+    keys.length === 0
+      ? emptyState(
+          'No API keys yet',
+          'A program (your website, an app, a script) needs an API key to read forms, submissions, pages and redirects from the content API.',
+          html`<a class="button primary" href="/admin/keys/new">Create your first API key</a>`,
+        )
+      : table({
+          caption: 'API keys',
+          columns: ['Name', 'Key', 'Created by', 'Created', 'Last used', 'Status', 'Actions'],
+          rowIds: keys.map((key) => `key-${key.id}`),
+          rows: keys.map((key) => [
+            html`<strong>${key.name}</strong>`,
+            html`<code>${keyLabel(key)}</code>`,
+            key.createdBy ?? html`<span class="muted">Deleted user</span>`,
+            timestamp(key.createdAt),
+            timestamp(key.lastUsedAt),
+            STATUS_BADGES[key.status],
+            keyActions(key, session.csrfToken),
+          ]),
+        })
+  return layout({
+    title: 'API keys',
+    session,
+    section: 'keys',
+    body: html`<div class="page-head"><h1>API keys</h1>${keys.length > 0 ? html`<a class="button primary" href="/admin/keys/new">Create new API key</a>` : ''}</div>
+<p class="lead">Programs read the content API with these keys. A key can do what the role of the admin who
+created it allows, checked on every request: if that admin is demoted, disabled or deleted, the key follows at once.</p>
+${body}`,
+  })
+}
+
+export function newKeyPage(input: { session: AdminSession; name?: string; problems?: string[] }): SafeHtml {
+  return layout({
+    title: 'Create an API key',
+    session: input.session,
+    section: 'keys',
+    body: html`<section class="panel narrow">
+  <h1>Create an API key</h1>
+  ${errorSummary(input.problems ?? [])}
+  <form method="post" action="/admin/keys" class="stack">
+    ${csrfField(input.session.csrfToken)}
+    ${textField({ name: 'name', label: 'Name', value: input.name, required: true, maxlength: 100, autofocus: true, hint: 'Say where the key will be used, e.g. "Marketing website" or "Nightly backup", so you know what breaks if you revoke it.' })}
+    <p class="muted">The key will read with your role (global admin): forms, submissions, pages and redirects.</p>
+    <div class="actions"><button type="submit" class="button primary">Create key</button><a class="button secondary" href="/admin/keys">Cancel</a></div>
+  </form>
+</section>`,
+  })
+}
+
+export function keyCreatedPage(input: {
+  session: AdminSession
+  key: ApiKeyView
+  plainKey: string
+  /** Where this server's API is, for the example. */
+  apiBase: string
+}): SafeHtml {
+  return layout({
+    title: 'API key created',
+    session: input.session,
+    section: 'keys',
+    body: html`<section class="panel">
+  <h1>API key created</h1>
+  <div class="alert warning" role="alert"><strong>Copy this key now: it is shown only once.</strong>
+  Lectern stores only a hash of it, so nobody can show it to you again. If you lose it, revoke it and create a new one.</div>
+  <label for="new-key">API key “${input.key.name}”</label>
+  <div class="copy-row">
+    <input id="new-key" class="mono" type="text" readonly value="${input.plainKey}" spellcheck="false" autocomplete="off">
+    <button type="button" class="button primary" data-copy-target="new-key" data-copy-status="copy-status">Copy</button>
+  </div>
+  <p id="copy-status" class="copy-status" role="status" aria-live="polite"></p>
+  <p>Send it with every request as <code>Authorization: Bearer &lt;key&gt;</code>, for example:</p>
+  <pre><code>curl -H "Authorization: Bearer ${input.plainKey}" ${input.apiBase}/api/v1/forms</code></pre>
+  <p><a class="button secondary" href="/admin/keys">I have copied it: back to API keys</a></p>
+</section>`,
+  })
+}
+
+export function revokeKeyPage(input: { session: AdminSession; key: ApiKeyView }): SafeHtml {
+  const { key, session } = input
+  return layout({
+    title: `Revoke ${key.name}`,
+    session,
+    section: 'keys',
+    body: confirmation({
+      heading: `Revoke the API key “${key.name}”?`,
+      consequences: html`<p>Programs using <code>${keyLabel(key)}</code> will be refused from their very next request.
+      A revoked key cannot be activated again; it stays in the list, marked revoked. To pause a key instead, deactivate it.</p>`,
+      action: `/admin/keys/${key.id}/revoke`,
+      csrf: session.csrfToken,
+      confirmLabel: 'Revoke key',
+      cancelHref: '/admin/keys',
+    }),
+  })
+}

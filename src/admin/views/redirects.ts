@@ -1,0 +1,195 @@
+import type { Redirect } from '../../schemas.js'
+import type { RedirectChain } from '../../services/redirect-rules.js'
+import { CSV_COLUMNS, describeChain } from '../../services/redirects.js'
+import type { AdminSession } from '../../services/sessions.js'
+import { html, type SafeHtml } from '../html.js'
+import {
+  badge,
+  confirmation,
+  csrfField,
+  emptyState,
+  errorSummary,
+  pagination,
+  postButton,
+  rowActions,
+  switchButton,
+  table,
+  textField,
+} from './components.js'
+import { layout } from './layout.js'
+
+/** Chains listed by name before the rest are only counted. */
+const LISTED_CHAINS = 10
+
+const TYPE_LABELS = { permanent: 'Permanent (301)', temporary: 'Temporary (302)' } as const
+
+function chainWarning(chains: RedirectChain[], csrf: string, canManage: boolean): SafeHtml {
+  if (chains.length === 0) return html``
+  const listed = chains.slice(0, LISTED_CHAINS)
+  const rest = chains.length - listed.length
+  return html`<section class="alert warning" aria-labelledby="chains-title">
+  <h2 id="chains-title">${chains.length} redirect${chains.length === 1 ? ' forms a chain' : 's form chains'}</h2>
+  <p>Visitors following these are redirected more than once, which is slower and loses search ranking.
+  Flattening points each one straight at the end of its chain.</p>
+  <ul class="chains">${listed.map((chain) => html`<li><code>${describeChain(chain)}</code></li>`)}${rest > 0 ? html`<li>…and ${rest} more</li>` : ''}</ul>
+  ${canManage ? postButton({ action: '/admin/redirects/flatten', csrf, label: 'Flatten chains', variant: 'primary' }) : ''}
+</section>`
+}
+
+function redirectActions(redirect: Redirect, csrf: string, page: number): SafeHtml {
+  const subject = `the redirect from ${redirect.fromPath}`
+  return rowActions({
+    subject,
+    edit: `/admin/redirects/${redirect.id}/edit`,
+    toggle: switchButton({
+      csrf,
+      subject,
+      isOn: redirect.isActive,
+      labels: ['Deactivate', 'Activate'],
+      action: `/admin/redirects/${redirect.id}/active`,
+      field: 'active',
+      fields: { page: String(page) },
+    }),
+    remove: { href: `/admin/redirects/${redirect.id}/delete`, label: 'Delete' },
+  })
+}
+
+export function redirectsPage(input: {
+  session: AdminSession
+  redirects: { items: Redirect[]; total: number; page: number; pageSize: number }
+  chains: RedirectChain[]
+  canManage: boolean
+}): SafeHtml {
+  const { session, redirects, canManage } = input
+  const csrf = session.csrfToken
+  const tools = html`<div class="toolbar">
+  ${canManage ? html`<a class="button primary" href="/admin/redirects/new">New redirect</a><a class="button secondary" href="/admin/redirects/import">Import CSV</a>` : ''}
+  ${redirects.total > 0 ? html`<a class="button secondary" href="/admin/redirects/export.csv" download>Export CSV</a>` : ''}
+</div>`
+  const columns = ['From', 'To', 'Type', 'Status', ...(canManage ? ['Actions'] : [])]
+  const rows = redirects.items.map((redirect) => [
+    html`<code>${redirect.fromPath}</code>`,
+    html`<code>${redirect.toPath}</code>`,
+    TYPE_LABELS[redirect.type],
+    redirect.isActive ? badge('Active', 'good') : badge('Inactive', 'neutral'),
+    ...(canManage ? [redirectActions(redirect, csrf, redirects.page)] : []),
+  ])
+  return layout({
+    title: 'Redirects',
+    session,
+    section: 'redirects',
+    body: html`<div class="page-head"><h1>Redirects</h1>${tools}</div>
+<p class="lead">A visitor asking for a <em>from</em> path is sent to the <em>to</em> path, with their query string.
+Paths match exactly and are case-sensitive.</p>
+${chainWarning(input.chains, csrf, canManage)}
+${
+  redirects.total === 0
+    ? emptyState(
+        'No redirects yet',
+        'When a page moves, a redirect sends visitors (and search engines) from the old path to the new one.',
+        canManage
+          ? html`<a class="button primary" href="/admin/redirects/new">Create a redirect</a>`
+          : undefined,
+      )
+    : html`${table({ caption: 'Redirects', columns, rows, rowIds: redirects.items.map((r) => `redirect-${r.id}`) })}
+${pagination({ ...redirects, href: (page) => `/admin/redirects?page=${page}` })}`
+}`,
+  })
+}
+
+export interface RedirectFormValues {
+  fromPath: string
+  toPath: string
+  type: string
+  isActive: boolean
+}
+
+export function redirectFormPage(input: {
+  session: AdminSession
+  /** Set when editing an existing redirect. */
+  id?: string
+  values: RedirectFormValues
+  problems?: string[]
+}): SafeHtml {
+  const { session, values } = input
+  const editing = input.id !== undefined
+  const heading = editing ? 'Edit redirect' : 'New redirect'
+  return layout({
+    title: heading,
+    session,
+    section: 'redirects',
+    body: html`<section class="panel narrow">
+  <h1>${heading}</h1>
+  ${errorSummary(input.problems ?? [])}
+  <form method="post" action="${editing ? `/admin/redirects/${input.id}` : '/admin/redirects'}" class="stack">
+    ${csrfField(session.csrfToken)}
+    ${textField({ name: 'fromPath', label: 'From path', value: values.fromPath, required: true, autofocus: true, placeholder: '/old-page', hint: 'The path visitors ask for. It starts with one /, and has no query string (?) or fragment (#).' })}
+    ${textField({ name: 'toPath', label: 'To path', value: values.toPath, required: true, placeholder: '/new-page', hint: 'Where they are sent, on this site. Paths starting with // are refused: they would send visitors to another site.' })}
+    <fieldset class="field">
+      <legend>Type</legend>
+      ${(['permanent', 'temporary'] as const).map(
+        (type) => html`<div class="choice">
+        <input type="radio" id="type-${type}" name="type" value="${type}"${values.type === type ? html` checked` : ''}>
+        <label for="type-${type}"><strong>${TYPE_LABELS[type]}</strong> <span class="hint">${type === 'permanent' ? 'The page has moved for good; browsers and search engines remember it.' : 'For now only; nothing is remembered.'}</span></label>
+      </div>`,
+      )}
+    </fieldset>
+    <div class="choice">
+      <input type="checkbox" id="field-isActive" name="isActive" value="true"${values.isActive ? html` checked` : ''}>
+      <label for="field-isActive">Active</label>
+    </div>
+    <div class="actions"><button type="submit" class="button primary">${editing ? 'Save changes' : 'Create redirect'}</button><a class="button secondary" href="/admin/redirects">Cancel</a></div>
+  </form>
+</section>`,
+  })
+}
+
+export function importPage(input: { session: AdminSession; csv?: string; problems?: string[] }): SafeHtml {
+  const { session } = input
+  return layout({
+    title: 'Import redirects',
+    session,
+    section: 'redirects',
+    body: html`<section class="panel">
+  <h1>Import redirects from CSV</h1>
+  <p>The first line names the columns: <code>${CSV_COLUMNS.join(',')}</code>. <code>fromPath</code> and
+  <code>toPath</code> are required; <code>type</code> is <code>permanent</code> (the default) or
+  <code>temporary</code>; <code>isActive</code> is <code>true</code> (the default) or <code>false</code>.
+  The file exported from this page has exactly this form.</p>
+  <p>A row whose <code>fromPath</code> already exists updates that redirect; other rows add new ones; redirects
+  missing from the file are left alone. The file is checked as a whole first: if any row is wrong, nothing is
+  imported and every problem is listed with its line.</p>
+  ${errorSummary(input.problems ?? [])}
+  <form method="post" action="/admin/redirects/import" enctype="multipart/form-data" class="stack">
+    ${csrfField(session.csrfToken)}
+    <div class="field">
+      <label for="field-file">CSV file</label>
+      <input id="field-file" name="file" type="file" accept=".csv,text/csv">
+    </div>
+    <div class="field">
+      <label for="field-csv">Or paste the CSV here</label>
+      <textarea id="field-csv" name="csv" rows="8" class="mono" spellcheck="false">${input.csv ?? ''}</textarea>
+    </div>
+    <div class="actions"><button type="submit" class="button primary">Import</button><a class="button secondary" href="/admin/redirects">Cancel</a></div>
+  </form>
+</section>`,
+  })
+}
+
+export function deleteRedirectPage(input: { session: AdminSession; redirect: Redirect }): SafeHtml {
+  const { session, redirect } = input
+  return layout({
+    title: 'Delete redirect',
+    session,
+    section: 'redirects',
+    body: confirmation({
+      heading: `Delete the redirect from ${redirect.fromPath}?`,
+      consequences: html`<p>Visitors asking for <code>${redirect.fromPath}</code> will no longer be sent to
+      <code>${redirect.toPath}</code>. To stop it for a while instead, deactivate it.</p>`,
+      action: `/admin/redirects/${redirect.id}/delete`,
+      csrf: session.csrfToken,
+      confirmLabel: 'Delete redirect',
+      cancelHref: '/admin/redirects',
+    }),
+  })
+}

@@ -1,0 +1,65 @@
+import { createHash } from 'node:crypto'
+
+interface Entry {
+  version: number
+  body: string
+}
+
+/**
+ * Serialized list responses, reused while the content version they were built at is current. The
+ * version is read in the same statement as the request's key check, so an entry is never served
+ * after a change, on any instance. Bounded by total size (least recently used entries go first).
+ */
+export class ResponseCache {
+  private readonly entries = new Map<string, Entry>()
+  private bytes = 0
+
+  constructor(private readonly maxBytes = 16 * 1024 * 1024) {}
+
+  get(key: string, version: number): string | undefined {
+    const entry = this.entries.get(key)
+    if (entry === undefined) return undefined
+    this.entries.delete(key)
+    if (entry.version !== version) {
+      this.bytes -= entry.body.length
+      return undefined
+    }
+    this.entries.set(key, entry)
+    return entry.body
+  }
+
+  set(key: string, version: number, body: string): void {
+    // A response larger than an eighth of the cache would evict too much to be worth keeping.
+    if (body.length > this.maxBytes / 8) return
+    const previous = this.entries.get(key)
+    if (previous) {
+      this.entries.delete(key)
+      this.bytes -= previous.body.length
+    }
+    this.entries.set(key, { version, body })
+    this.bytes += body.length
+    for (const [oldest, entry] of this.entries) {
+      if (this.bytes <= this.maxBytes) break
+      this.entries.delete(oldest)
+      this.bytes -= entry.body.length
+    }
+  }
+}
+
+/**
+ * The entity tag of a list response: the content version plus the request's cache key. Equal tags
+ * mean equal bodies, on every instance, so a client's `If-None-Match` can be answered without
+ * touching the data.
+ */
+export function entityTag(cacheKey: string, version: number): string {
+  return `"${version}-${createHash('sha1').update(cacheKey).digest('base64url').slice(0, 16)}"`
+}
+
+/** True when an `If-None-Match` header lists `tag` (or `*`); weak and strong forms compare equal. */
+export function matchesEntityTag(header: string | undefined, tag: string): boolean {
+  if (!header) return false
+  return header.split(',').some((candidate) => {
+    const value = candidate.trim().replace(/^W\//, '')
+    return value === tag || value === '*'
+  })
+}

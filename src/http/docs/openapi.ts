@@ -1,0 +1,170 @@
+import { readFileSync } from 'node:fs'
+import swagger from '@fastify/swagger'
+import type { FastifyInstance } from 'fastify'
+import type { OpenAPIV3_1 } from 'openapi-types'
+import { ERROR_TYPES } from '../../errors.js'
+import { MAX_PAGE_SIZE } from '../params.js'
+import { ERROR_RESPONSES, type ErrorResponse, errorBodySchema } from './responses.js'
+
+/** The path prefix of the public API: only its routes are documented. */
+export const API_PREFIX = '/api/v1/'
+
+export type OpenApiDocument = OpenAPIV3_1.Document
+
+type JsonObject = Record<string, unknown>
+
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version
+
+const SAMPLE_BASE_URL = 'http://127.0.0.1:3000'
+
+const errorTable = [
+  '| Status | `error` (code form) | `error` (phrase form) |',
+  '| --- | --- | --- |',
+  ...Object.entries(ERROR_TYPES)
+    .sort(([, a], [, b]) => a.status - b.status)
+    .map(([type, { status, phrase }]) => `| ${status} | \`${type}\` | ${phrase} |`),
+].join('\n')
+
+const DESCRIPTION = `Lectern serves a site's forms, form submissions, pages and URL redirects as JSON. The API is read-only.
+
+## Authentication
+
+Every request needs an API key: \`Authorization: Bearer <API_KEY>\` (the word \`Bearer\` in any case). Keys look like \`lk_live_…\`; an administrator creates them with \`lectern keys create\`. A key has the permissions of the role of the user who created it, looked up on every request.
+
+Keep keys on servers: never ship a key to a browser or a mobile app.
+
+## Lists
+
+Every endpoint returns one page of a list: \`{ "data": [...], "meta": { "total", "page", "pageSize", "totalPages" } }\`. \`page\` starts at 1; \`pageSize\` is 1 to ${MAX_PAGE_SIZE} (default 20). A page past the end is an empty \`data\`. A parameter given twice is an error; parameters an endpoint does not know are ignored. Timestamps are UTC to the second: \`2024-01-05T10:00:00Z\`.
+
+## Errors
+
+Every error is \`{ "error": "<type>", "message": "<text>" }\`. \`error\` is a code by default; a server started with \`ERROR_STYLE=phrase\` sends the phrase instead.
+
+${errorTable}
+
+## Rate limits
+
+Each key may make 1000 requests per hour and 10 in any rolling second (the server's \`RATE_LIMIT_PER_HOUR\` and \`RATE_LIMIT_PER_SECOND\`). Every response to a valid key carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\`. Over a limit the answer is \`429\` with \`Retry-After\` in seconds; a refused request uses no quota.
+
+## Methods and request ids
+
+Every \`GET\` also answers \`HEAD\` (same status and headers, no body). Any other method on any \`/api/v1\` path answers \`405\` with \`Allow: GET, HEAD\` (see the \`MethodNotAllowed\` response). Every response carries \`X-Request-Id\`.`
+
+/** An error response as the document's `components.responses` holds it. */
+function documentErrorResponse(response: ErrorResponse): JsonObject {
+  return {
+    description: response.description,
+    headers: Object.fromEntries(
+      Object.entries(response.headers).map(([name, { description, required, schema }]) => [
+        name,
+        { description, required, schema },
+      ]),
+    ),
+    content: {
+      'application/json': { schema: errorBodySchema(response, '#/components/schemas/Error') },
+    },
+  }
+}
+
+/** A curl command for an operation, with its filter set so that the example shows one. */
+function curlSample(url: string, schema: JsonObject): string {
+  const params = (schema.params as { properties?: Record<string, { examples?: string[] }> } | undefined)
+    ?.properties
+  const path = url.replace(/:(\w+)/g, (_, name: string) => params?.[name]?.examples?.[0] ?? `{${name}}`)
+  const query = Object.keys((schema.querystring as { properties?: JsonObject } | undefined)?.properties ?? {})
+  const filter = query.find((name) => name !== 'page' && name !== 'pageSize')
+  const search = `${filter ? `${filter}=true&` : ''}page=1&pageSize=20`
+  return `curl "${SAMPLE_BASE_URL}${path}?${search}" \\\n  -H "Authorization: Bearer $LECTERN_API_KEY"`
+}
+
+/**
+ * What the generator leaves for us: error responses become references to the shared
+ * `components.responses`, and a header's `required` flag, which route schemas carry beside the
+ * header's schema, moves to the header object where OpenAPI wants it.
+ */
+function finishDocument(document: JsonObject): JsonObject {
+  const shared = new Map(ERROR_RESPONSES.map((response) => [String(response.status), response]))
+  const paths = (document.paths ?? {}) as Record<
+    string,
+    Record<string, { responses: Record<string, JsonObject> }>
+  >
+  for (const operations of Object.values(paths)) {
+    for (const operation of Object.values(operations)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const error = shared.get(status)
+        if (error) {
+          operation.responses[status] = { $ref: `#/components/responses/${error.name}` }
+          continue
+        }
+        for (const header of Object.values(
+          (response.headers ?? {}) as Record<string, { schema: JsonObject }>,
+        )) {
+          const { required, ...schema } = header.schema
+          Object.assign(header, { required: required === true, schema })
+        }
+      }
+    }
+  }
+  const components = (document.components ?? {}) as JsonObject
+  components.responses = Object.fromEntries(
+    ERROR_RESPONSES.map((response) => [response.name, documentErrorResponse(response)]),
+  )
+  return { ...document, components }
+}
+
+/**
+ * Generates the OpenAPI 3.1 document from the route schemas (@fastify/swagger) and serves it at
+ * `GET /openapi.json`, without an API key. Only `/api/v1` routes are documented. Register it
+ * before the routes: the generator sees the routes added after it.
+ */
+export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Lectern API',
+        version: VERSION,
+        description: DESCRIPTION,
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      security: [{ bearerAuth: [] }],
+      tags: [
+        { name: 'Forms', description: "The site's forms and their submissions." },
+        { name: 'Pages', description: 'The pages built with the page builder.' },
+        { name: 'Redirects', description: "The site's URL redirects." },
+      ],
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An API key (`lk_live_…`), sent as `Authorization: Bearer <API_KEY>`.',
+          },
+        },
+      },
+    },
+    // Schemas with an `$id` (the resources, `ListMeta`, `Error`) are named components.
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' ? json.$id : `def-${i}`,
+    },
+    transform: ({ schema, url }) => {
+      if (!url.startsWith(API_PREFIX)) return { schema: { ...schema, hide: true }, url }
+      const sample = { lang: 'Shell', label: 'curl', source: curlSample(url, schema as JsonObject) }
+      return { schema: { ...schema, 'x-codeSamples': [sample] } as typeof schema, url }
+    },
+    transformObject: (generated) =>
+      'openapiObject' in generated
+        ? (finishDocument(generated.openapiObject as JsonObject) as OpenApiDocument)
+        : generated.swaggerObject,
+  })
+
+  let body: string | undefined
+  app.get('/openapi.json', async (_request, reply) => {
+    body ??= JSON.stringify(app.swagger())
+    return reply.type('application/json; charset=utf-8').header('Access-Control-Allow-Origin', '*').send(body)
+  })
+}

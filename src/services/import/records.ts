@@ -1,0 +1,269 @@
+import {
+  KindGuard,
+  type Static,
+  type TObject,
+  type TOptional,
+  type TProperties,
+  type TSchema,
+  Type,
+} from '@sinclair/typebox'
+import { newId } from '../../ids.js'
+import { FormSchema, PageSchema, RedirectSchema, SubmissionSchema } from '../../schemas.js'
+import { parseTimestamp } from '../../time.js'
+import { redirectPathProblem } from '../redirect-rules.js'
+import { closestName } from './closest-name.js'
+import { describeJsonType, isObject, type JsonObject } from './json.js'
+import type { ImportKind } from './kinds.js'
+import type { FieldProblem } from './locations.js'
+
+/** API fields a record may leave out although the API always shows them: generated or derived. */
+type Derived = 'id' | 'createdAt' | 'updatedAt'
+const DERIVED: ReadonlySet<string> = new Set<Derived>(['id', 'createdAt', 'updatedAt'])
+
+/** Why a present value was refused: a predicate such as `must be true or false (got 1)`. */
+class Refusal {
+  constructor(readonly message: string) {}
+}
+
+/** Longer ids are refused: they are keys in every index and in URLs. */
+const ImportId = Type.String({ minLength: 1, maxLength: 200 })
+
+type ImportFields<T extends TProperties> = { [K in keyof T]: K extends Derived ? TOptional<T[K]> : T[K] }
+
+/**
+ * The import record's fields for a resource's API fields, in the API's order (the order problems
+ * are listed in). Beyond the API's schema: ids and timestamps may be left out, booleans default to
+ * `false` unless `defaults` says otherwise, and the `filled` strings must hold more than whitespace
+ * (marked `minLength: 1`). Nullable fields default to `null` (see {@link compileField}).
+ */
+function importFields<T extends TProperties>(
+  fields: T,
+  rules: { filled?: (keyof T & string)[]; defaults?: { [K in keyof T]?: Static<T[K]> } } = {},
+): ImportFields<T> {
+  const imported: TProperties = {}
+  for (const [name, schema] of Object.entries(fields)) {
+    const fallback = rules.defaults?.[name] ?? (KindGuard.IsBoolean(schema) ? false : undefined)
+    if (name === 'id') imported[name] = Type.Optional(ImportId)
+    else if (DERIVED.has(name)) imported[name] = Type.Optional(schema)
+    else if (rules.filled?.includes(name)) imported[name] = { ...schema, minLength: 1 }
+    else if (fallback !== undefined) imported[name] = { ...schema, default: fallback }
+    else imported[name] = schema
+  }
+  return imported as ImportFields<T>
+}
+
+const kindField = <K extends ImportKind>(kind: K) => ({ kind: Type.Optional(Type.Literal(kind)) })
+
+// Each record (SPEC §4) is its resource's API fields plus the fields only an import sets. Its
+// `kind` is optional, but must match where the record sits.
+
+/** Reads a form record; a missing id is generated. */
+export const readForm = recordReader(
+  Type.Object({
+    ...kindField('form'),
+    ...importFields(FormSchema.properties, { filled: ['title'] }),
+    isActive: Type.Boolean({ default: true }),
+    // The API does not show a form's timestamps, but forms keep them like every other resource.
+    ...importFields(Type.Pick(PageSchema, ['createdAt', 'updatedAt']).properties),
+  }),
+  (draft) => ({ ...draft, id: draft.id ?? newId('form') }),
+)
+
+/** Reads a submission record; a missing id is generated only when the submission is written. */
+export const readSubmission = recordReader(
+  Type.Object({
+    ...kindField('submission'),
+    ...importFields(Type.Pick(SubmissionSchema, ['id']).properties),
+    // The API lists submissions under their form; an import names the form in each record.
+    formId: Type.String({ minLength: 1 }),
+    ...importFields(Type.Omit(SubmissionSchema, ['id']).properties),
+  }),
+  (draft) => draft,
+)
+
+/** Reads a page record; a missing id is generated. */
+export const readPage = recordReader(
+  Type.Object({
+    ...kindField('page'),
+    ...importFields(PageSchema.properties, { filled: ['title', 'path'], defaults: { pageType: 'page' } }),
+  }),
+  (draft, problems) => {
+    if (draft.path !== '' && !draft.path.startsWith('/'))
+      problems.push({ field: 'path', message: "must start with '/'" })
+    return { ...draft, id: draft.id ?? newId('page') }
+  },
+)
+
+/** Reads a redirect record; a missing id is generated. */
+export const readRedirect = recordReader(
+  Type.Object({
+    ...kindField('redirect'),
+    ...importFields(RedirectSchema.properties, {
+      filled: ['fromPath', 'toPath'],
+      defaults: { type: 'permanent', isActive: true },
+    }),
+  }),
+  (draft, problems) => {
+    for (const field of ['fromPath', 'toPath'] as const) {
+      const message = draft[field] === '' ? null : redirectPathProblem(draft[field])
+      if (message !== null) problems.push({ field, message })
+    }
+    return { ...draft, id: draft.id ?? newId('redirect') }
+  },
+)
+
+/** A form record completed with its defaults and id: the API's fields, `isActive` and timestamps. */
+export type FormDraft = ReturnType<typeof readForm>['draft']
+/** A submission record completed with its defaults; `id` stays absent when the record has none. */
+export type SubmissionDraft = ReturnType<typeof readSubmission>['draft']
+/** A page record completed with its defaults and id. */
+export type PageDraft = ReturnType<typeof readPage>['draft']
+/** A redirect record completed with its defaults and id. */
+export type RedirectDraft = ReturnType<typeof readRedirect>['draft']
+
+/**
+ * A reader of the records that `schema` describes, collecting a problem per bad field rather than
+ * stopping at the first. A bad field reads as a placeholder of its type, so a draft with problems
+ * is only good for its `id` and `formId` (as the record gave them, or empty). `complete` adds what
+ * a schema cannot say: generated ids, the path rules of pages and redirects.
+ */
+function recordReader<S extends TObject, D>(
+  schema: S,
+  complete: (draft: Static<S>, problems: FieldProblem[]) => D,
+): (record: JsonObject) => { draft: D; problems: FieldProblem[] } {
+  const names: ReadonlySet<string> = new Set(Object.keys(schema.properties))
+  // Compiled once: a million-line import reads two million records.
+  const fields = Object.entries(schema.properties).map(([name, field]) => ({
+    name,
+    read: compileField(name, field),
+  }))
+  return (record) => {
+    const problems: FieldProblem[] = []
+    for (const key of Object.keys(record)) {
+      if (names.has(key)) continue
+      const suggestion = closestName(key, names)
+      problems.push({
+        message: `unknown field '${key}'${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`,
+      })
+    }
+    const draft: JsonObject = {}
+    for (const { name, read } of fields) draft[name] = read(record[name], problems)
+    return { draft: complete(draft as Static<S>, problems), problems }
+  }
+}
+
+/** Reads one field's value (`undefined` when absent); a bad value adds a problem and gives a placeholder. */
+type ReadField = (value: unknown, problems: FieldProblem[]) => unknown
+
+/**
+ * An absent field is `undefined` when optional, else its `default`, else `null` when nullable,
+ * else a problem. A present field is checked against its schema.
+ */
+function compileField(name: string, schema: TSchema): ReadField {
+  const nullable = Array.isArray(schema.type) && schema.type.includes('null')
+  const optional = KindGuard.IsOptional(schema)
+  const fallback: unknown = schema.default
+  const { check, placeholder } = checkerFor(name, schema, nullable)
+  const fail = (problems: FieldProblem[], message: string) => {
+    problems.push({ field: name, message })
+    return placeholder
+  }
+  return (value, problems) => {
+    if (value === undefined) {
+      if (optional) return undefined
+      if (fallback !== undefined) return fallback
+      return nullable ? null : fail(problems, 'is required')
+    }
+    if (value === null && nullable) return null
+    const checked = check(value)
+    return checked instanceof Refusal ? fail(problems, checked.message) : checked
+  }
+}
+
+interface Checker {
+  /** The value to keep (a timestamp in canonical UTC form), or why it is refused. */
+  check(value: unknown): unknown
+  /** What a refused or missing field reads as, so that later checks still see its type. */
+  placeholder: unknown
+}
+
+/** A checker that keeps the values `accept` takes as they are. */
+function keeping(
+  placeholder: unknown,
+  accept: (value: unknown) => boolean,
+  refuse: (value: unknown) => string,
+): Checker {
+  return { placeholder, check: (value) => (accept(value) ? value : new Refusal(refuse(value))) }
+}
+
+/** The checks of SPEC §4 for each type of field the record schemas use, with the messages users see. */
+function checkerFor(name: string, schema: TSchema, nullable: boolean): Checker {
+  const got = (value: unknown) => `(got ${JSON.stringify(value)})`
+  const gotType = (value: unknown) => `(got ${describeJsonType(value)})`
+  const isString = (value: unknown): value is string => typeof value === 'string'
+  const fallback: unknown = schema.default
+
+  if (KindGuard.IsLiteral(schema)) {
+    const expected = schema.const
+    return keeping(
+      undefined,
+      (value) => value === expected,
+      (value) => `must be '${expected}' here ${got(value)}`,
+    )
+  }
+  if (KindGuard.IsUnion(schema) && schema.anyOf.every(KindGuard.IsLiteral)) {
+    const values: unknown[] = schema.anyOf.map((literal) => literal.const)
+    const expected = values.map((value) => `'${value}'`).join(' or ')
+    return keeping(
+      fallback,
+      (value) => values.includes(value),
+      (value) => `must be ${expected} ${got(value)}`,
+    )
+  }
+  if (KindGuard.IsBoolean(schema)) {
+    return keeping(
+      fallback,
+      (value) => typeof value === 'boolean',
+      (value) => `must be true or false ${got(value)}`,
+    )
+  }
+  if (KindGuard.IsRecord(schema)) {
+    return keeping({}, isObject, (value) => `must be a JSON object ${gotType(value)}`)
+  }
+  if (schema.format === 'date-time') {
+    const expected = `an ISO 8601 date-time such as 2024-01-05T10:00:00Z${nullable ? ' or null' : ''}`
+    return {
+      placeholder: undefined,
+      check: (value) =>
+        (isString(value) ? parseTimestamp(value) : null) ?? new Refusal(`must be ${expected} ${got(value)}`),
+    }
+  }
+  if (nullable && schema.type.includes('string')) {
+    return keeping(null, isString, (value) => `must be a string or null ${gotType(value)}`)
+  }
+  if (KindGuard.IsString(schema) && schema.maxLength !== undefined) {
+    const { minLength = 0, maxLength } = schema
+    return keeping(
+      undefined,
+      (value) => isString(value) && value.length >= minLength && value.length <= maxLength,
+      () => `must be a non-empty string of at most ${maxLength} characters`,
+    )
+  }
+  if (KindGuard.IsString(schema) && fallback !== undefined) {
+    return keeping(
+      fallback,
+      (value) => isString(value) && value.trim() !== '',
+      (value) => `must be a non-empty string ${gotType(value)}`,
+    )
+  }
+  if (KindGuard.IsString(schema)) {
+    // `minLength: 1` marks a field that must hold more than whitespace: a title of spaces is no title.
+    const filled = (schema.minLength ?? 0) > 0
+    return keeping(
+      '',
+      (value) => isString(value) && !(filled && value.trim() === ''),
+      (value) => (isString(value) ? 'must not be empty' : `must be a string ${gotType(value)}`),
+    )
+  }
+  throw new Error(`the importer has no check for field '${name}' (${JSON.stringify(schema)})`)
+}

@@ -1,0 +1,255 @@
+import { type Insertable, type Kysely, type OnConflictBuilder, sql, type Transaction } from 'kysely'
+import { isUniqueViolation, translateDatabaseError } from '../../db/client.js'
+import type {
+  Database,
+  Flag,
+  FormsTable,
+  PagesTable,
+  RedirectsTable,
+  SubmissionsTable,
+} from '../../db/tables.js'
+import { newId } from '../../ids.js'
+import { now as currentTime } from '../../time.js'
+import { BATCH_SIZE, chunks } from './batches.js'
+import { fileChangedError, ImportError } from './errors.js'
+import { type KindCounts, zeroCounts } from './kinds.js'
+import type { Located } from './locations.js'
+import type { ImportPlan } from './plan.js'
+import {
+  type FormDraft,
+  type PageDraft,
+  type RedirectDraft,
+  readSubmission,
+  type SubmissionDraft,
+} from './records.js'
+import type { RecordSource } from './sources.js'
+
+type ContentTable = 'forms' | 'submissions' | 'pages' | 'redirects'
+/** The tables of the records the validating pass keeps in memory. */
+type KeptTable = 'forms' | 'pages' | 'redirects'
+/** The `SET` of an upsert on `T`: column → new value. */
+type ConflictUpdate<T extends ContentTable> = Parameters<OnConflictBuilder<Database, T>['doUpdateSet']>[0]
+
+/**
+ * Writes a validated plan in one transaction: its forms, pages and redirects, then the submissions
+ * streamed from `source` once more. Returns how many rows each kind created and updated; on any
+ * failure nothing is written.
+ */
+export async function writeImport(
+  db: Kysely<Database>,
+  plan: ImportPlan,
+  source: RecordSource,
+): Promise<{ created: KindCounts; updated: KindCounts }> {
+  const created = zeroCounts()
+  const updated = zeroCounts()
+  const timestamp = currentTime()
+  try {
+    await db.transaction().execute(async (trx) => {
+      const writer = new Writer(trx, timestamp, created, updated)
+      await writer.writeKept('forms', [...plan.forms.values()], formRow)
+      await writer.writeKept('pages', [...plan.pages.values()], pageRow)
+      await writer.writeKept('redirects', [...plan.redirects.values()], redirectRow)
+      const written = await writer.writeSubmissions(source)
+      if (written !== plan.counts.submissions) throw fileChangedError()
+      await source.assertUnchanged?.()
+    })
+  } catch (error) {
+    if (error instanceof ImportError) throw error
+    if (isUniqueViolation(error)) {
+      throw new ImportError([
+        `the database changed while importing (a path or id this import uses was taken meanwhile); run the import again`,
+      ])
+    }
+    throw translateDatabaseError(error)
+  }
+  return { created, updated }
+}
+
+interface Timestamped {
+  createdAt?: string
+  updatedAt?: string
+}
+
+/** A row's timestamps, completed from the record, the row it replaces and the time of the import. */
+interface RowStamps {
+  created_at: string
+  updated_at: string
+}
+
+const flag = (value: boolean): Flag => (value ? 1 : 0)
+
+const formRow = (draft: FormDraft, stamps: RowStamps): Insertable<FormsTable> => ({
+  id: draft.id,
+  title: draft.title,
+  description: draft.description,
+  is_active: flag(draft.isActive),
+  ...stamps,
+})
+
+const pageRow = (draft: PageDraft, stamps: RowStamps): Insertable<PagesTable> => ({
+  id: draft.id,
+  title: draft.title,
+  slug: draft.slug,
+  path: draft.path,
+  page_type: draft.pageType,
+  is_published: flag(draft.isPublished),
+  // A published page always has a publication time; its creation is the best guess.
+  published_at: draft.publishedAt ?? (draft.isPublished ? stamps.created_at : null),
+  ...stamps,
+})
+
+const redirectRow = (draft: RedirectDraft, stamps: RowStamps): Insertable<RedirectsTable> => ({
+  id: draft.id,
+  from_path: draft.fromPath,
+  to_path: draft.toPath,
+  type: draft.type,
+  is_active: flag(draft.isActive),
+  ...stamps,
+})
+
+/** A submission without an id gets one here: the validating pass does not keep submissions. */
+const submissionRow = (draft: SubmissionDraft, stamps: RowStamps): Insertable<SubmissionsTable> => ({
+  id: draft.id ?? newId('submission'),
+  form_id: draft.formId,
+  data: JSON.stringify(draft.data),
+  ip_address: draft.ipAddress,
+  user_agent: draft.userAgent,
+  referrer: draft.referrer,
+  submitted_by: draft.submittedBy,
+  is_read: flag(draft.isRead),
+  is_starred: flag(draft.isStarred),
+  notes: draft.notes,
+  ...stamps,
+})
+
+/**
+ * Writes validated records inside the import's transaction, in multi-row upserts. A record without
+ * `createdAt` keeps the creation time of the row it replaces, so re-importing an export is harmless.
+ */
+class Writer {
+  constructor(
+    private readonly trx: Transaction<Database>,
+    private readonly now: string,
+    private readonly created: KindCounts,
+    private readonly updated: KindCounts,
+  ) {}
+
+  /**
+   * Upserts the kept forms, pages or redirects. Replaced pages and redirects are deleted first, so
+   * that paths can move between them (a swap then breaks no unique index); a replaced form is not,
+   * as its submissions would go with it.
+   */
+  async writeKept<T extends KeptTable, D extends Timestamped & { id: string }>(
+    table: T,
+    records: readonly Located<D>[],
+    toRow: (draft: D, stamps: RowStamps) => Insertable<Database[T]>,
+  ): Promise<void> {
+    const existing = await this.existing(
+      table,
+      records.map(({ draft }) => draft.id),
+    )
+    for (const { draft, occurrences } of records) {
+      // Every record of an id after its first, and every record of an existing row, is an update.
+      const fresh = existing.has(draft.id) ? 0 : 1
+      this.created[table] += fresh
+      this.updated[table] += occurrences - fresh
+    }
+    const kept: KeptTable = table // a union narrows below; the type parameter would not
+    if (kept !== 'forms') {
+      for (const ids of chunks([...existing.keys()], BATCH_SIZE)) {
+        await this.trx.deleteFrom(kept).where('id', 'in', ids).execute()
+      }
+    }
+    for (const batch of chunks(records, BATCH_SIZE)) {
+      await this.upsert(
+        table,
+        batch.map(({ draft }) => toRow(draft, this.stamps(draft, existing.get(draft.id)))),
+      )
+    }
+  }
+
+  /**
+   * Streams the submissions of `source` into the database and returns how many were written. Each
+   * record is validated again: the file was read once already, and must not have changed since.
+   */
+  async writeSubmissions(source: RecordSource): Promise<number> {
+    let written = 0
+    let batch: SubmissionDraft[] = []
+    const idsInBatch = new Set<string>()
+    const flush = async () => {
+      if (batch.length === 0) return
+      await this.writeSubmissionBatch(batch)
+      written += batch.length
+      batch = []
+      idsInBatch.clear()
+    }
+    for await (const entries of source.entries()) {
+      for (const entry of entries) {
+        if ('problem' in entry) throw fileChangedError()
+        if (entry.kind !== 'submission') continue
+        const { draft, problems } = readSubmission(entry.record)
+        if (problems.length > 0) throw fileChangedError()
+        // One statement must not upsert the same row twice (PostgreSQL refuses it), and the later
+        // record must win, so a repeated id starts a new batch.
+        if (draft.id !== undefined) {
+          if (idsInBatch.has(draft.id)) await flush()
+          idsInBatch.add(draft.id)
+        }
+        batch.push(draft)
+        if (batch.length >= BATCH_SIZE) await flush()
+      }
+    }
+    await flush()
+    return written
+  }
+
+  private async writeSubmissionBatch(drafts: SubmissionDraft[]): Promise<void> {
+    const given = drafts.flatMap((draft) => (draft.id === undefined ? [] : [draft.id]))
+    const existing = await this.existing('submissions', given)
+    this.updated.submissions += existing.size
+    this.created.submissions += drafts.length - existing.size
+    await this.upsert(
+      'submissions',
+      drafts.map((draft) =>
+        submissionRow(draft, this.stamps(draft, draft.id === undefined ? undefined : existing.get(draft.id))),
+      ),
+    )
+  }
+
+  /** Inserts `rows`, or overwrites every column of the row with the same id. */
+  private async upsert<T extends ContentTable>(table: T, rows: Insertable<Database[T]>[]): Promise<void> {
+    const columns = Object.keys(rows[0]).filter((column) => column !== 'id')
+    const update = Object.fromEntries(columns.map((column) => [column, sql.ref(`excluded.${column}`)]))
+    await this.trx
+      .insertInto(table)
+      .values(rows)
+      .onConflict((conflict) => conflict.column('id').doUpdateSet(update as ConflictUpdate<T>))
+      .execute()
+  }
+
+  /**
+   * `createdAt` defaults to the replaced row's, else now; `updatedAt` to the record's `createdAt`
+   * for a new row (an imported history keeps its dates), else now (the row changed now).
+   */
+  private stamps(draft: Timestamped, existingCreatedAt: string | undefined): RowStamps {
+    return {
+      created_at: draft.createdAt ?? existingCreatedAt ?? this.now,
+      updated_at:
+        draft.updatedAt ?? (existingCreatedAt === undefined ? draft.createdAt : undefined) ?? this.now,
+    }
+  }
+
+  /** Creation times of the rows among `ids` that already exist. */
+  private async existing(table: ContentTable, ids: readonly string[]): Promise<Map<string, string>> {
+    const found = new Map<string, string>()
+    for (const chunk of chunks(ids, BATCH_SIZE)) {
+      const rows = await this.trx
+        .selectFrom(table)
+        .select(['id', 'created_at'])
+        .where('id', 'in', chunk)
+        .execute()
+      for (const row of rows) found.set(row.id, row.created_at)
+    }
+    return found
+  }
+}

@@ -1,0 +1,310 @@
+import { existsSync, mkdirSync } from 'node:fs'
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildSampleContent } from '../../src/services/sample-content.js'
+import { createTestContext, type TestContext } from '../harness.js'
+
+/**
+ * The dashboard driven through Debian's Chromium against a real listening server. Without
+ * Chromium these tests are skipped on a laptop; with CI set they run and fail loudly.
+ */
+const CHROMIUM = '/usr/bin/chromium'
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+]
+const SCREENSHOTS = new URL('../../test-results/', import.meta.url)
+const available = existsSync(CHROMIUM)
+if (!available && !process.env.CI) console.warn(`${CHROMIUM} not found: skipping the browser tests`)
+
+const ADMIN = { email: 'ada@example.com', password: 'analytical engine 1843' }
+const DESKTOP = { width: 1000, height: 760 }
+const PHONE = { width: 390, height: 844 }
+
+describe.skipIf(!available && !process.env.CI)('the dashboard in a real browser', () => {
+  let ctx: TestContext
+  let base: string
+  let browser: Browser
+  /** Content-Security-Policy reports and script errors seen in any page: there must be none. */
+  const pageErrors: string[] = []
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM))
+      throw new Error(`The browser tests need Chromium at ${CHROMIUM} (apt-get install chromium)`)
+    mkdirSync(SCREENSHOTS, { recursive: true })
+    ctx = await createTestContext({ perHour: 1_000_000, perSecond: 1_000_000 })
+    await ctx.services.importer.importRecords(buildSampleContent(new Date('2024-06-01T12:00:00Z')))
+    base = await ctx.app.listen({ port: 0, host: '127.0.0.1' })
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+  }, 60_000)
+  afterAll(async () => {
+    await browser?.close()
+    await ctx?.close()
+  })
+
+  const newContext = async (viewport = DESKTOP): Promise<BrowserContext> => {
+    const context = await browser.newContext({ viewport, baseURL: base, isMobile: viewport === PHONE })
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
+    context.on('page', watch)
+    return context
+  }
+  const watch = (page: Page) => {
+    // Error statuses the tests ask for (403, 422) are logged too; only refusals and script errors count.
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+        pageErrors.push(message.text())
+    })
+    page.on('pageerror', (error) => pageErrors.push(error.message))
+  }
+  const screenshot = (page: Page, name: string) =>
+    page.screenshot({ path: new URL(`${name}.png`, SCREENSHOTS).pathname })
+  const api = async (path: string, key: string) =>
+    fetch(`${base}/api/v1${path}`, { headers: { authorization: `Bearer ${key}` } })
+  const signIn = async (page: Page, email: string, password: string) => {
+    await page.goto('/admin/login')
+    await page.getByLabel('Email').fill(email)
+    await page.getByLabel('Password').fill(password)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL(/\/admin$/)
+  }
+  const flash = (page: Page) => page.locator('main .alert').first()
+  /** How wide the page's content is: wider than the screen means sideways scrolling. */
+  const pageWidth = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth')
+
+  it('sets up, signs in, creates and copies a key that the API accepts, then revokes it', async () => {
+    const context = await newContext()
+    const page = await context.newPage()
+
+    await page.goto('/admin')
+    await expect.poll(() => page.url()).toMatch(/\/admin\/setup$/)
+    await screenshot(page, 'setup')
+    await page.getByLabel('Email').fill(ADMIN.email)
+    await page.getByLabel('Password', { exact: true }).fill(ADMIN.password)
+    await page.getByLabel('Password again').fill(ADMIN.password)
+    await page.getByRole('button', { name: 'Create admin account' }).click()
+
+    await page.waitForURL(/\/admin\/login/)
+    expect(await page.getByRole('status').textContent()).toContain('Your admin account is ready')
+    await page.getByLabel('Email').fill(ADMIN.email)
+    await screenshot(page, 'sign-in')
+    await page.getByLabel('Password').fill(ADMIN.password)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL(/\/admin$/)
+    expect(await page.locator('h1').textContent()).toBe('Overview')
+    await screenshot(page, 'overview')
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click()
+    await page.getByRole('link', { name: 'Create your first API key' }).click()
+    await page.getByLabel('Name').fill('Marketing website')
+    await page.getByRole('button', { name: 'Create key' }).click()
+    await expect.poll(() => page.locator('h1').textContent()).toBe('API key created')
+    const shown = await page.locator('#new-key').inputValue()
+    expect(shown).toMatch(/^lk_live_[0-9A-Za-z]{40}$/)
+
+    await page.getByRole('button', { name: 'Copy' }).click()
+    await expect.poll(() => page.locator('#copy-status').textContent()).toBe('Copied to the clipboard.')
+    const copied = await page.evaluate<string>('navigator.clipboard.readText()')
+    expect(copied).toBe(shown)
+    await screenshot(page, 'key-created')
+
+    expect((await api('/forms', copied)).status).toBe(200)
+
+    await page.getByRole('link', { name: /back to API keys/ }).click()
+    const row = page.locator('tr', { hasText: 'Marketing website' })
+    expect(await row.textContent()).toContain('Active')
+    await screenshot(page, 'api-keys')
+    await row.getByRole('link', { name: 'Revoke Marketing website…' }).click()
+    expect(await page.locator('h1').textContent()).toBe('Revoke the API key “Marketing website”?')
+    await screenshot(page, 'revoke-confirmation')
+    await page.getByRole('button', { name: 'Revoke key' }).click()
+    await page.waitForURL(/\/admin\/keys$/)
+    expect(await flash(page).textContent()).toContain('revoked')
+    expect(await page.locator('tr', { hasText: 'Marketing website' }).textContent()).toContain('Revoked')
+
+    const refused = await api('/forms', copied)
+    expect(refused.status).toBe(401)
+    expect(await refused.json()).toMatchObject({ error: 'invalid_api_key' })
+    await context.close()
+  }, 120_000)
+
+  it('adds a user, whose key follows a role change made in the dashboard', async () => {
+    const adminContext = await newContext()
+    const admin = await adminContext.newPage()
+    await signIn(admin, ADMIN.email, ADMIN.password)
+    await admin.goto('/admin/users/new')
+    await admin.getByLabel('Email').fill('grace@example.com')
+    await admin.getByLabel(/Global admin/).check()
+    await admin.getByRole('button', { name: 'Add user' }).click()
+    await expect.poll(() => admin.locator('h1').textContent()).toBe('grace@example.com can now sign in')
+    const password = await admin.locator('#new-password').inputValue()
+    await screenshot(admin, 'user-added')
+
+    // Grace signs in in her own browser and creates a key of her own.
+    const graceContext = await newContext()
+    const grace = await graceContext.newPage()
+    await signIn(grace, 'grace@example.com', password)
+    await grace.goto('/admin/keys/new')
+    await grace.getByLabel('Name').fill('Grace’s script')
+    await grace.getByRole('button', { name: 'Create key' }).click()
+    const key = await grace.locator('#new-key').inputValue()
+    expect((await api('/forms/form_contact/submissions', key)).status).toBe(200)
+
+    await admin.goto('/admin/users')
+    await admin.getByLabel('Role of grace@example.com', { exact: true }).selectOption('editor')
+    await admin.getByRole('button', { name: 'Change the role of grace@example.com' }).click()
+    await admin.waitForURL(/\/admin\/users$/)
+    expect(await flash(admin).textContent()).toContain('grace@example.com is now an editor')
+    await screenshot(admin, 'users')
+
+    const narrowed = await api('/forms/form_contact/submissions', key)
+    expect(narrowed.status).toBe(403)
+    expect(await narrowed.json()).toMatchObject({ error: 'insufficient_permissions' })
+    expect((await api('/forms', key)).status).toBe(200)
+
+    // Her open session follows the new role too.
+    const response = await grace.goto('/admin/keys')
+    expect(response?.status()).toBe(403)
+    await grace.goto('/admin')
+    const nav = grace.getByRole('navigation', { name: 'Main' })
+    expect(await nav.getByRole('link', { name: 'API keys' }).count()).toBe(0)
+    expect(await nav.getByRole('link', { name: 'Redirects' }).count()).toBe(1)
+    await graceContext.close()
+    await adminContext.close()
+  }, 120_000)
+
+  it('manages redirects: creates, refuses a loop with a clear message, flattens a chain, edits and deletes', async () => {
+    const context = await newContext()
+    const page = await context.newPage()
+    await signIn(page, ADMIN.email, ADMIN.password)
+    const create = async (from: string, to: string) => {
+      await page.goto('/admin/redirects/new')
+      await page.getByLabel('From path').fill(from)
+      await page.getByLabel('To path').fill(to)
+      await page.getByRole('button', { name: 'Create redirect' }).click()
+    }
+
+    await create('/old-journal', '/journal')
+    await page.waitForURL(/\/admin\/redirects\?page=\d+#redirect-/)
+    expect(await flash(page).textContent()).toContain('Redirect from /old-journal to /journal created.')
+
+    await create('/journal', '/old-journal')
+    const problem = page.getByRole('alert')
+    expect(await problem.textContent()).toContain(
+      'This would make a redirect loop (/journal → /old-journal → /journal)',
+    )
+    // The error summary takes the focus, so a screen reader reads it first.
+    expect(await page.locator(':focus').getAttribute('role')).toBe('alert')
+    await screenshot(page, 'redirect-loop-refused')
+
+    await create('//evil.example', '/journal')
+    expect(await page.getByRole('alert').textContent()).toContain("must not start with '//'")
+
+    await create('/press', '/old-journal')
+    await page.waitForURL(/\/admin\/redirects/)
+    expect(await flash(page).textContent()).toContain('/press → /old-journal → /journal')
+    await page.goto('/admin/redirects')
+    expect(await page.getByRole('region', { name: /form.* chain/ }).textContent()).toContain(
+      '/press → /old-journal → /journal',
+    )
+    await screenshot(page, 'redirects')
+    await page.getByRole('button', { name: 'Flatten chains' }).click()
+    await page.waitForURL(/\/admin\/redirects$/)
+    expect(await flash(page).textContent()).toContain(
+      'Flattened: 1 redirect now points straight at the end of its chain.',
+    )
+
+    const key = (await ctx.services.keys.createApiKey({ name: 'checker', userEmail: ADMIN.email })).plainKey
+    const served = async () =>
+      (
+        (await (await api('/page-builder/redirects?pageSize=100', key)).json()) as {
+          data: { fromPath: string; toPath: string; isActive: boolean; type: string }[]
+        }
+      ).data
+    expect((await served()).find((r) => r.fromPath === '/press')?.toPath).toBe('/journal')
+
+    const row = () => page.locator('tr', { hasText: '/old-journal' }).filter({ hasNotText: '/press' })
+    await row().getByRole('link', { name: 'Edit the redirect from /old-journal' }).click()
+    await page.getByLabel(/Temporary \(302\)/).check()
+    await page.getByRole('button', { name: 'Save changes' }).click()
+    await page.waitForURL(/\/admin\/redirects/)
+    expect((await served()).find((r) => r.fromPath === '/old-journal')?.type).toBe('temporary')
+
+    await page.goto('/admin/redirects')
+    await row().getByRole('button', { name: 'Deactivate the redirect from /old-journal' }).click()
+    await page.waitForURL(/\/admin\/redirects/)
+    expect((await served()).find((r) => r.fromPath === '/old-journal')?.isActive).toBe(false)
+
+    await page.goto('/admin/redirects')
+    await row().getByRole('link', { name: 'Delete the redirect from /old-journal…' }).click()
+    await page.getByRole('button', { name: 'Delete redirect' }).click()
+    await page.waitForURL(/\/admin\/redirects$/)
+    expect((await served()).find((r) => r.fromPath === '/old-journal')).toBeUndefined()
+    await context.close()
+  }, 120_000)
+
+  it('marks a submission read and starred with a note, and the API shows it afterwards', async () => {
+    const context = await newContext()
+    const page = await context.newPage()
+    await signIn(page, ADMIN.email, ADMIN.password)
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Forms' }).click()
+    await screenshot(page, 'forms')
+    await page.getByRole('link', { name: 'Contact us' }).first().click()
+    await page.waitForURL(/\/admin\/forms\/form_contact\/submissions$/)
+    const first = page.locator('article.submission').first()
+    const id = (await first.getAttribute('id'))?.replace('submission-', '') as string
+    await first.getByRole('button', { name: 'Mark as read' }).click()
+    await page.waitForURL(new RegExp(`#submission-${id}$`))
+    await page.locator(`#submission-${id}`).getByRole('button', { name: 'Star', exact: true }).click()
+    await page.waitForURL(new RegExp(`#submission-${id}$`))
+    await page.locator(`#submission-${id}`).getByLabel('Notes').fill('Called back on Tuesday.')
+    await page.locator(`#submission-${id}`).getByRole('button', { name: 'Save notes' }).click()
+    await page.waitForURL(new RegExp(`#submission-${id}$`))
+    expect(await flash(page).textContent()).toContain('Notes saved.')
+    await page.evaluate('window.scrollTo(0, 0)')
+    await screenshot(page, 'submissions')
+
+    const key = (await ctx.services.keys.createApiKey({ name: 'flags', userEmail: ADMIN.email })).plainKey
+    const body = (await (await api('/forms/form_contact/submissions?pageSize=100', key)).json()) as {
+      data: { id: string; isRead: boolean; isStarred: boolean; notes: string | null }[]
+    }
+    expect(body.data.find((s) => s.id === id)).toMatchObject({
+      isRead: true,
+      isStarred: true,
+      notes: 'Called back on Tuesday.',
+    })
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Pages' }).click()
+    await screenshot(page, 'pages')
+    await context.close()
+  }, 120_000)
+
+  it('works on a phone-width screen and from the keyboard', async () => {
+    const context = await newContext(PHONE)
+    const page = await context.newPage()
+    await signIn(page, ADMIN.email, ADMIN.password)
+    await page.goto('/admin/redirects')
+    // No horizontal scrolling: the tables turn into cards.
+    expect(await pageWidth(page)).toBeLessThanOrEqual(PHONE.width)
+    await screenshot(page, 'phone-redirects')
+    await page.goto('/admin/forms/form_contact/submissions')
+    expect(await pageWidth(page)).toBeLessThanOrEqual(PHONE.width)
+    await screenshot(page, 'phone-submissions')
+
+    // The first Tab reaches the skip link, which moves the focus to the content.
+    await page.goto('/admin/pages')
+    await page.keyboard.press('Tab')
+    expect(await page.locator(':focus').textContent()).toBe('Skip to content')
+    await page.keyboard.press('Enter')
+    expect(await page.locator(':focus').getAttribute('id')).toBe('main')
+    await context.close()
+  }, 120_000)
+
+  it('loaded every page without a script error or a Content-Security-Policy violation', () => {
+    expect(pageErrors).toEqual([])
+  })
+})
