@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type LogLevel } from 'fastify'
 import { adminDashboard } from './admin/index.js'
-import type { Config } from './config.js'
+import { type Config, trustProxySetting } from './config.js'
 import type { DatabaseHandle } from './db/client.js'
 import { ApiError } from './errors.js'
 import { formsRoute } from './http/api/v1/forms.js'
@@ -25,7 +25,7 @@ import { ErrorSchema } from './schemas.js'
 import type { Services } from './services/index.js'
 
 export interface AppDependencies {
-  config: Pick<Config, 'ERROR_STYLE' | 'LOG_LEVEL'>
+  config: Pick<Config, 'ERROR_STYLE' | 'LOG_LEVEL'> & Partial<Pick<Config, 'TRUST_PROXY'>>
   services: Services
   limiter: RateLimiter
   /** Set `draining` to make `/readyz` fail while the API keeps serving, ahead of a shutdown. */
@@ -66,6 +66,7 @@ export const REDACTED_LOG_PATHS = [
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const style = deps.config.ERROR_STYLE
   const app = Fastify({
+    trustProxy: trustProxySetting(deps.config.TRUST_PROXY),
     logger: {
       level: deps.config.LOG_LEVEL,
       redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },

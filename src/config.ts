@@ -30,6 +30,13 @@ export const ConfigSchema = Type.Object({
   }),
   RATE_LIMIT_PER_HOUR: PositiveInt('requests per key per hour', 1000),
   RATE_LIMIT_PER_SECOND: PositiveInt('requests per key in any rolling second', 10),
+  TRUST_PROXY: Type.Optional(
+    Type.String({
+      pattern: '^(true|false|[0-9]{1,2}|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$',
+      description:
+        'which proxies to believe for the client address: `true`, a hop count, or addresses/CIDRs (comma-separated)',
+    }),
+  ),
   SHUTDOWN_GRACE_MS: Type.Integer({
     minimum: 0,
     maximum: 60_000,
@@ -39,6 +46,20 @@ export const ConfigSchema = Type.Object({
 })
 
 export type Config = Static<typeof ConfigSchema>
+
+/** Fastify's `trustProxy` for a `TRUST_PROXY` setting: off unless set, since trusting a forged
+ * `X-Forwarded-For` would let a client pick its own address (and dodge per-IP limits). */
+export function trustProxySetting(
+  value: string | undefined,
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (value === undefined || value === 'false') return false
+  if (value === 'true') return true
+  if (/^[0-9]+$/.test(value)) {
+    const hops = Number(value)
+    return (_address, hop) => hop < hops
+  }
+  return value.split(',')
+}
 
 const NUMERIC_KEYS = ['PORT', 'RATE_LIMIT_PER_HOUR', 'RATE_LIMIT_PER_SECOND', 'SHUTDOWN_GRACE_MS'] as const
 
