@@ -226,11 +226,12 @@ export async function createContentVersionTriggers(
  * write can happen while the triggers are lifted, and a rollback restores them. PostgreSQL's
  * triggers already fire once per statement and stay as they are.
  */
-export async function withBulkContentWrites<T>(
-  trx: Kysely<unknown>,
+export async function withBulkContentWrites<DB, T>(
+  transaction: Kysely<DB>,
   tables: readonly string[],
   write: () => Promise<T>,
 ): Promise<T> {
+  const trx = transaction as unknown as Kysely<unknown>
   if (dialectOf(trx) === 'postgres') return write()
   await dropContentVersionTriggers(trx, tables)
   const result = await write()

@@ -72,6 +72,34 @@ describe('cached responses and entity tags', () => {
     expect(after.json().data[0].data).toEqual({ via: 'cli' })
   })
 
+  it('keeps every later write visible after an import, and after an import that was refused', async () => {
+    const redirectPaths = async () =>
+      (await get('/api/v1/page-builder/redirects?pageSize=100'))
+        .json()
+        .data.map((r: { fromPath: string }) => r.fromPath)
+    const good = join(ctx.dir, 'good.json')
+    writeFileSync(good, JSON.stringify({ redirects: [{ fromPath: '/imported', toPath: '/x' }] }))
+    await ctx.services.importer.importFile(good)
+    expect(await redirectPaths()).toContain('/imported')
+    await buildRedirect(ctx.database.db, { fromPath: '/after-import' })
+    expect(await redirectPaths()).toContain('/after-import')
+
+    const bad = join(ctx.dir, 'bad.json')
+    writeFileSync(
+      bad,
+      JSON.stringify({
+        redirects: [
+          { fromPath: '/ok', toPath: '/y' },
+          { fromPath: '//evil', toPath: '/z' },
+        ],
+      }),
+    )
+    await expect(ctx.services.importer.importFile(bad)).rejects.toThrow()
+    expect(await redirectPaths()).not.toContain('/ok')
+    await buildRedirect(ctx.database.db, { fromPath: '/after-refusal' })
+    expect(await redirectPaths()).toContain('/after-refusal')
+  })
+
   it('still answers 404 for an unknown form whatever If-None-Match says', async () => {
     const res = await get('/api/v1/forms/form_nowhere/submissions', { 'if-none-match': '*' })
     expect(res.statusCode).toBe(404)

@@ -1,12 +1,13 @@
 import { type Insertable, type Kysely, type OnConflictBuilder, sql, type Transaction } from 'kysely'
-import { isUniqueViolation, translateDatabaseError } from '../../db/client.js'
-import type {
-  Database,
-  Flag,
-  FormsTable,
-  PagesTable,
-  RedirectsTable,
-  SubmissionsTable,
+import { isUniqueViolation, translateDatabaseError, withBulkContentWrites } from '../../db/client.js'
+import {
+  CONTENT_TABLES,
+  type Database,
+  type Flag,
+  type FormsTable,
+  type PagesTable,
+  type RedirectsTable,
+  type SubmissionsTable,
 } from '../../db/tables.js'
 import { newId } from '../../ids.js'
 import { now as currentTime } from '../../time.js'
@@ -44,15 +45,17 @@ export async function writeImport(
   const updated = zeroCounts()
   const timestamp = currentTime()
   try {
-    await db.transaction().execute(async (trx) => {
-      const writer = new Writer(trx, timestamp, created, updated)
-      await writer.writeKept('forms', [...plan.forms.values()], formRow)
-      await writer.writeKept('pages', [...plan.pages.values()], pageRow)
-      await writer.writeKept('redirects', [...plan.redirects.values()], redirectRow)
-      const written = await writer.writeSubmissions(source)
-      if (written !== plan.counts.submissions) throw fileChangedError()
-      await source.assertUnchanged?.()
-    })
+    await db.transaction().execute((trx) =>
+      withBulkContentWrites(trx, CONTENT_TABLES, async () => {
+        const writer = new Writer(trx, timestamp, created, updated)
+        await writer.writeKept('forms', [...plan.forms.values()], formRow)
+        await writer.writeKept('pages', [...plan.pages.values()], pageRow)
+        await writer.writeKept('redirects', [...plan.redirects.values()], redirectRow)
+        const written = await writer.writeSubmissions(source)
+        if (written !== plan.counts.submissions) throw fileChangedError()
+        await source.assertUnchanged?.()
+      }),
+    )
   } catch (error) {
     if (error instanceof ImportError) throw error
     if (isUniqueViolation(error)) {
