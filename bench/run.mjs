@@ -52,8 +52,10 @@ async function cleanUp() {
   }
   cleanups.clear()
 }
+let stopping = false
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, async () => {
+    stopping = true
     log(`${signal}: stopping`)
     await cleanUp()
     process.exit(130)
@@ -103,6 +105,7 @@ async function main() {
   }
   // A failed or refused run is reported and the rest of the run goes on.
   const attempt = async (label, work) => {
+    if (stopping) return
     try {
       const entry = await work()
       results.runs.push(entry)
@@ -155,13 +158,14 @@ async function main() {
   const sqliteFixtures = new Map()
   if (mainScenarios.length > 0) {
     const sqliteKey = await createApiKey(primary.database.url)
-    await withLectern(primary.database.url, {}, async (server) => {
+    await withLectern(primary.database.url, {}, async (lectern) => {
       for (const scenario of mainScenarios) {
+        const server = await lectern.current()
         sqliteFixtures.set(scenario.id, await fetchFixture(server.port, sqliteKey, scenario, note))
       }
       for (const scenario of mainScenarios) {
-        await attempt(`sqlite ${scenario.id}`, () =>
-          measure('sqlite', mainLabel, scenario, server, sqliteKey),
+        await attempt(`sqlite ${scenario.id}`, async () =>
+          measure('sqlite', mainLabel, scenario, await lectern.current(), sqliteKey),
         )
       }
     })
@@ -173,16 +177,17 @@ async function main() {
   }
 
   if (postgres && mainScenarios.length > 0) {
-    await withLectern(postgres.url, { redisUrl: config.redisUrl }, async (server) => {
+    await withLectern(postgres.url, { redisUrl: config.redisUrl }, async (lectern) => {
       for (const scenario of mainScenarios) {
+        const server = await lectern.current()
         const fixture = await fetchFixture(server.port, postgres.key, scenario, note)
         if (!fixture.body.equals(sqliteFixtures.get(scenario.id).body)) {
           note(`${scenario.id}: the PostgreSQL response body differs from the SQLite one.`)
         }
       }
       for (const scenario of mainScenarios) {
-        await attempt(`postgres ${scenario.id}`, () =>
-          measure('postgres', mainLabel, scenario, server, postgres.key),
+        await attempt(`postgres ${scenario.id}`, async () =>
+          measure('postgres', mainLabel, scenario, await lectern.current(), postgres.key),
         )
       }
     })
@@ -195,12 +200,14 @@ async function main() {
     if (scenarios.length === 0) continue
     const key = await createApiKey(database.url)
     const fixtures = new Map()
-    await withLectern(database.url, {}, async (server) => {
-      for (const scenario of scenarios)
-        fixtures.set(scenario.id, await fetchFixture(server.port, key, scenario, note))
+    await withLectern(database.url, {}, async (lectern) => {
       for (const scenario of scenarios) {
-        await attempt(`sqlite ${scenario.id} (${sizeLabel(size)})`, () =>
-          measure('sqlite', sizeLabel(size), scenario, server, key),
+        const server = await lectern.current()
+        fixtures.set(scenario.id, await fetchFixture(server.port, key, scenario, note))
+      }
+      for (const scenario of scenarios) {
+        await attempt(`sqlite ${scenario.id} (${sizeLabel(size)})`, async () =>
+          measure('sqlite', sizeLabel(size), scenario, await lectern.current(), key),
         )
       }
     })
@@ -341,11 +348,28 @@ async function fetchFixture(port, key, scenario, note) {
   return { status: response.status, rawHeaders: response.rawHeaders, body: response.body, meta: body.meta }
 }
 
+/**
+ * Runs `work` with a Lectern server; `lectern.current()` gives the running server, starting a new
+ * one if the last one exited (its exit is reported by the run it broke).
+ */
 async function withLectern(databaseUrl, options, work) {
-  const server = await startLectern(databaseUrl, options)
-  cleanups.add(server.stop)
+  let server = null
+  const start = async () => {
+    server = await startLectern(databaseUrl, options)
+    cleanups.add(server.stop)
+  }
+  const lectern = {
+    async current() {
+      if (server.child.exitCode === null && server.child.signalCode === null) return server
+      cleanups.delete(server.stop)
+      log('the server exited: starting a new one')
+      await start()
+      return server
+    },
+  }
+  await start()
   try {
-    return await work(server)
+    return await work(lectern)
   } finally {
     await server.stop()
     cleanups.delete(server.stop)
@@ -376,6 +400,7 @@ async function measure(server, dataset, scenario, target, key) {
   })
   const memory = sampler ? sampler.stop() : null
   const cpu = cpuBefore ? cpuSince(cpuBefore, target.pid, result.cpuMs) : null
+  failIfExited(target)
   const entry = {
     server,
     dataset,
@@ -397,6 +422,16 @@ async function measure(server, dataset, scenario, target, key) {
       `, RSS ${Math.round((entry.peakRssKb ?? 0) / 1024)} MB${entry.non2xx + entry.errors > 0 ? `, ${entry.non2xx} non-2xx, ${entry.errors} errors` : ''}`,
   )
   return entry
+}
+
+/** A server that exited during a run fails that run, with its exit status and the end of its log. */
+function failIfExited(target) {
+  const { exitCode, signalCode } = target.child
+  if (exitCode === null && signalCode === null) return
+  const log = target.stderr?.().trim().split('\n').slice(-5).join(' | ')
+  throw new Error(
+    `the server exited (${signalCode ?? `code ${exitCode}`}) during the run${log ? `: ${log}` : ''}`,
+  )
 }
 
 function cpuSnapshot(pid) {
@@ -489,7 +524,7 @@ async function startBare(fixture) {
   const stop = () => stopProcess(child)
   cleanups.add(stop)
   await waitUntilReady(port, '/', child)
-  return { port, pid: child.pid, stop }
+  return { port, pid: child.pid, child, stop }
 }
 
 /**
@@ -522,6 +557,7 @@ async function soak(primary, mainLabel, fixtures, note) {
       },
     )
     const during = sampler.stop()
+    failIfExited(target)
     await sleep(5000)
     const after = readMemory(target.pid)
     const entry = {
@@ -543,8 +579,8 @@ async function soak(primary, mainLabel, fixtures, note) {
     )
     return entry
   }
-  await withLectern(primary.database.url, {}, async (server) => {
-    entries.push(await runSoak('sqlite', server, key, config.soakDuration))
+  await withLectern(primary.database.url, {}, async (lectern) => {
+    entries.push(await runSoak('sqlite', await lectern.current(), key, config.soakDuration))
   })
   const fixture = fixtures.get('random-page')
   if (fixture) {

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type LogLevel } from 'fastify'
-import { adminDashboard } from './admin/index.js'
 import { type Config, trustProxySetting } from './config.js'
 import type { DatabaseHandle } from './db/client.js'
 import { ApiError } from './errors.js'
@@ -10,7 +9,6 @@ import { registerApiPipeline } from './http/api/v1/pipeline.js'
 import { redirectsRoute } from './http/api/v1/redirects.js'
 import { submissionsRoute } from './http/api/v1/submissions.js'
 import { registerOpenApi } from './http/docs/openapi.js'
-import { registerApiReference } from './http/docs/reference.js'
 import {
   createClientErrorHandler,
   notFound,
@@ -25,7 +23,8 @@ import { ErrorSchema } from './schemas.js'
 import type { Services } from './services/index.js'
 
 export interface AppDependencies {
-  config: Pick<Config, 'ERROR_STYLE' | 'LOG_LEVEL'> & Partial<Pick<Config, 'TRUST_PROXY'>>
+  config: Pick<Config, 'ERROR_STYLE' | 'LOG_LEVEL'> &
+    Partial<Pick<Config, 'TRUST_PROXY' | 'ADMIN_DASHBOARD' | 'API_REFERENCE'>>
   services: Services
   limiter: RateLimiter
   /** Set `draining` to make `/readyz` fail while the API keeps serving, ahead of a shutdown. */
@@ -105,7 +104,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.addSchema(ErrorSchema)
   // The OpenAPI document is generated from the routes registered after this, and rendered at /docs.
   await registerOpenApi(app)
-  await registerApiReference(app)
+  // The reference page and the dashboard are loaded only when served: an API-only instance does not
+  // carry their code and assets in memory.
+  if (deps.config.API_REFERENCE !== 'off') {
+    const { registerApiReference } = await import('./http/docs/reference.js')
+    await registerApiReference(app)
+  }
 
   // Set when shutdown starts: requests still arriving on open connections are refused with the
   // envelope (and asked to reconnect), while those already in flight finish.
@@ -172,7 +176,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     { prefix: '/api/v1' },
   )
 
-  await app.register(adminDashboard, { prefix: '/admin', services: deps.services })
+  if (deps.config.ADMIN_DASHBOARD !== 'off') {
+    const { adminDashboard } = await import('./admin/index.js')
+    await app.register(adminDashboard, { prefix: '/admin', services: deps.services })
+  }
 
   return app
 }

@@ -37,6 +37,14 @@ export const ConfigSchema = Type.Object({
         'which proxies to believe for the client address: `true`, a hop count, or addresses/CIDRs (comma-separated)',
     }),
   ),
+  ADMIN_DASHBOARD: Type.Union([Type.Literal('on'), Type.Literal('off')], {
+    default: 'on',
+    description: 'serve the dashboard at /admin; `off` for API-only instances',
+  }),
+  API_REFERENCE: Type.Union([Type.Literal('on'), Type.Literal('off')], {
+    default: 'on',
+    description: 'serve the API reference page at /docs',
+  }),
   SHUTDOWN_GRACE_MS: Type.Integer({
     minimum: 0,
     maximum: 60_000,

@@ -44,6 +44,8 @@ export interface TestContextOptions {
   logLevel?: Config['LOG_LEVEL']
   logStream?: NodeJS.WritableStream
   timeouts?: Partial<typeof SERVER_TIMEOUTS>
+  /** Which optional surfaces to serve (both on by default, as in production). */
+  surfaces?: Partial<Pick<Config, 'ADMIN_DASHBOARD' | 'API_REFERENCE'>>
 }
 
 export interface TestDatabase {
@@ -97,7 +99,11 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     limiter = new MemoryRateLimiter(limits, options.clock)
   }
   const app = await buildApp({
-    config: { ERROR_STYLE: options.errorStyle ?? 'code', LOG_LEVEL: options.logLevel ?? 'silent' },
+    config: {
+      ERROR_STYLE: options.errorStyle ?? 'code',
+      LOG_LEVEL: options.logLevel ?? 'silent',
+      ...options.surfaces,
+    },
     services,
     limiter,
     database,

@@ -116,21 +116,22 @@ export async function startLectern(databaseUrl, { redisUrl } = {}) {
   const [command, args] = onCpu(SERVER_CPU, process.execPath, [lecternBin(), 'serve', '--port', String(port)])
   const env = lecternEnv(databaseUrl, { HOST: '127.0.0.1', ...(redisUrl ? { REDIS_URL: redisUrl } : {}) })
   const child = spawn(command, args, { env, cwd: home, stdio: ['ignore', 'ignore', 'pipe'] })
-  const stderr = []
+  // The last few kilobytes of its log, to explain an unexpected exit.
+  let stderr = ''
   child.stderr.on('data', (chunk) => {
-    if (stderr.length < 200) stderr.push(chunk)
+    stderr = (stderr + chunk.toString('utf8')).slice(-8000)
   })
   try {
     await waitUntilReady(port, '/readyz', child, 120_000)
   } catch (error) {
     await stopProcess(child)
-    throw new Error(`${error.message}\n${Buffer.concat(stderr).toString('utf8').slice(0, 2000)}`)
+    throw new Error(`${error.message}\n${stderr.slice(-2000)}`)
   }
   return {
     port,
     pid: child.pid,
     child,
-    stderr: () => Buffer.concat(stderr).toString('utf8'),
+    stderr: () => stderr,
     stop: () => stopProcess(child),
   }
 }

@@ -109,7 +109,7 @@ export function listRoute<Item extends TSchema>(definition: ListRouteDefinition<
       if (body === undefined) {
         // Computed before any 304, so a tag for a form that does not exist still gets its 404.
         const page = await definition.list(query, params, version)
-        body = reply.serialize({ data: page.items, meta: listMeta(page.total, query) }) as string
+        body = Buffer.from(reply.serialize({ data: page.items, meta: listMeta(page.total, query) }) as string)
         cache.set(cacheKey, version, body)
       }
       if (matchesEntityTag(request.headers['if-none-match'], tag)) return reply.code(304).send()

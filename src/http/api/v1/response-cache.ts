@@ -2,7 +2,11 @@ import { createHash } from 'node:crypto'
 
 interface Entry {
   version: number
-  body: string
+  /**
+   * Kept as bytes: a serialized string is often a rope of thousands of pieces that takes many times
+   * its length in heap, while a buffer is exactly its size, off the heap, and goes out unconverted.
+   */
+  body: Buffer
 }
 
 /**
@@ -16,7 +20,7 @@ export class ResponseCache {
 
   constructor(private readonly maxBytes = 16 * 1024 * 1024) {}
 
-  get(key: string, version: number): string | undefined {
+  get(key: string, version: number): Buffer | undefined {
     const entry = this.entries.get(key)
     if (entry === undefined) return undefined
     this.entries.delete(key)
@@ -28,7 +32,7 @@ export class ResponseCache {
     return entry.body
   }
 
-  set(key: string, version: number, body: string): void {
+  set(key: string, version: number, body: Buffer): void {
     // A response larger than an eighth of the cache would evict too much to be worth keeping.
     if (body.length > this.maxBytes / 8) return
     const previous = this.entries.get(key)
