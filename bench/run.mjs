@@ -119,11 +119,6 @@ async function main() {
     }
   }
   if (!canPin) note('`taskset` is not available: server and load generator share all cores.')
-  if (results.machine.loadAverage[0] > 1) {
-    note(
-      `The load average was ${results.machine.loadAverage[0].toFixed(2)} when the run started: other work was running.`,
-    )
-  }
 
   const databases = new Map()
   for (const size of config.sizes) {

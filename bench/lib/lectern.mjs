@@ -113,8 +113,15 @@ export async function waitUntilReady(port, path, child, timeoutMs = 30_000) {
  */
 export async function startLectern(databaseUrl, { redisUrl } = {}) {
   const port = await freePort()
-  const [command, args] = onCpu(SERVER_CPU, process.execPath, [lecternBin(), 'serve', '--port', String(port)])
-  const env = lecternEnv(databaseUrl, { HOST: '127.0.0.1', ...(redisUrl ? { REDIS_URL: redisUrl } : {}) })
+  // Started as an executable, as `npm start` does, so the V8 flags on its first line apply.
+  const [command, args] = onCpu(SERVER_CPU, lecternBin(), ['serve', '--port', String(port)])
+  // An API-only instance: the dashboard and the reference page are not what is measured.
+  const env = lecternEnv(databaseUrl, {
+    HOST: '127.0.0.1',
+    ADMIN_DASHBOARD: 'off',
+    API_REFERENCE: 'off',
+    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
+  })
   const child = spawn(command, args, { env, cwd: home, stdio: ['ignore', 'ignore', 'pipe'] })
   // The last few kilobytes of its log, to explain an unexpected exit.
   let stderr = ''

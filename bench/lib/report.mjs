@@ -37,7 +37,7 @@ export function evaluateTargets(results) {
     if (!numerator || !denominator) return { measured: 'not measured', pass: null }
     const value = numerator.reqPerSec / denominator.reqPerSec
     return {
-      measured: `${value.toFixed(2)}× (${int(numerator.reqPerSec)} ${label} vs ${int(denominator.reqPerSec)} ${denominatorLabel} req/s)`,
+      measured: `${value.toFixed(3)}× (${int(numerator.reqPerSec)} ${label} vs ${int(denominator.reqPerSec)} ${denominatorLabel} req/s)`,
       pass: value >= threshold,
     }
   }
@@ -118,7 +118,9 @@ export function evaluateTargets(results) {
   ]) {
     const entry = results.imports.find((i) => i.database === database && i.dataset === main)
     const name = database === 'sqlite' ? 'SQLite' : 'PostgreSQL'
-    const note = entry?.cached ? ` (cached import of ${entry.measuredAt.slice(0, 10)})` : ''
+    const note = entry?.cached
+      ? ` (cached import, ${entry.measuredAt.slice(0, 16).replace('T', ' ')} UTC)`
+      : ''
     add(
       `Import ${main} submissions (NDJSON), ${name}`,
       `≤ ${limitS} s${full ? '' : ' for 1M'}`,
