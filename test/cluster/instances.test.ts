@@ -120,9 +120,10 @@ describe('two instances sharing PostgreSQL and Redis', () => {
   })
 
   it('serves a content change made by the CLI on the very next request on both instances, every time', async () => {
-    const key = await buildApiKey(database.db, { userId: adminId })
     const cli = (args: string[]) => runCli(args, { databaseUrl: testDatabase.url })
     for (let round = 0; round < 5; round++) {
+      // A fresh key per round keeps these requests clear of the 10-per-second burst limit.
+      const key = await buildApiKey(database.db, { userId: adminId })
       const url = (instance: Instance) => `${instance.url}/api/v1/page-builder/redirects?pageSize=100`
       const before = await Promise.all(
         [a, b].map(async (instance) => JSON.parse((await get(url(instance), key.plainKey)).body)),
