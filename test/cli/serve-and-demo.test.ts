@@ -4,6 +4,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { createTestDatabase } from '../harness.js'
 import { BIN, runCli } from './run-cli.js'
 
 function freePort(): Promise<number> {
@@ -51,13 +52,21 @@ describe('lectern serve, migrate and demo', () => {
     dirs.push(dir)
     return dir
   }
-  afterEach(() => {
+  const drops: (() => Promise<void>)[] = []
+  /** An empty database of the run's dialect (a file in `dir`, or a fresh PostgreSQL schema). */
+  const databaseIn = async (dir: string) => {
+    const testDatabase = await createTestDatabase(dir)
+    drops.push(testDatabase.drop)
+    return testDatabase
+  }
+  afterEach(async () => {
     for (const child of children.splice(0)) child.kill('SIGKILL')
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+    for (const drop of drops.splice(0)) await drop()
   })
 
   it('migrates a new database and then reports it up to date', async () => {
-    const databaseUrl = `sqlite:${join(tempDir(), 'db', 'lectern.db')}`
+    const databaseUrl = (await databaseIn(tempDir())).url
     const first = await runCli(['migrate'], { databaseUrl })
     expect(first.code).toBe(0)
     expect(first.stdout).toContain('001-initial')
@@ -70,7 +79,7 @@ describe('lectern serve, migrate and demo', () => {
     const port = await freePort()
     const { child, output } = startCli(
       ['serve', '--port', String(port)],
-      { DATABASE_URL: `sqlite:${join(dir, 'x.db')}`, LOG_LEVEL: 'info' },
+      { DATABASE_URL: (await databaseIn(dir)).url, LOG_LEVEL: 'info' },
       dir,
       /Server listening/,
     )
@@ -136,5 +145,26 @@ describe('lectern serve, migrate and demo', () => {
       headers: { authorization: `Bearer ${secondKey}` },
     })
     expect(fresh.status).toBe(200)
+  })
+
+  it('runs the demo on an empty database named by DATABASE_URL, and refuses one that holds users', async () => {
+    const dir = tempDir()
+    const databaseUrl = (await databaseIn(dir)).url
+    const port = await freePort()
+    const env = { PORT: String(port), LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl }
+    const { child, output } = startCli(['demo'], env, dir, /Press Ctrl\+C/)
+    children.push(child)
+    const key = /API key:\s+(lk_live_[0-9A-Za-z]+)/.exec(await output)?.[1]
+    const forms = await fetch(`http://127.0.0.1:${port}/api/v1/forms`, {
+      headers: { authorization: `Bearer ${key}` },
+    })
+    expect(forms.status).toBe(200)
+    const exited = exitCode(child)
+    child.kill('SIGTERM')
+    expect(await exited).toBe(0)
+
+    const again = await runCli(['demo'], { databaseUrl, cwd: dir })
+    expect(again.code).not.toBe(0)
+    expect(again.stderr).toContain('needs an empty database')
   })
 })

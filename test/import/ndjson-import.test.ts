@@ -1,30 +1,25 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Kysely, sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type DatabaseHandle, migrateToLatest, openDatabase } from '../../src/db/client.js'
 import type { Database } from '../../src/db/tables.js'
-import { createImporter, ImportError, type Importer } from '../../src/services/importer.js'
+import { ImportError, type Importer } from '../../src/services/importer.js'
 import { buildForm, buildPage, buildRedirect, buildSubmission } from '../factories.js'
+import { TEST_DIALECT } from '../harness.js'
+import { type ImportDatabase, openImportDatabase } from './support.js'
 
 let dir: string
-let database: DatabaseHandle
 let db: Kysely<Database>
 let importer: Importer
 
+let opened: ImportDatabase
+
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'lectern-import-ndjson-'))
-  database = openDatabase(`sqlite:${join(dir, 'lectern.db')}`)
-  await migrateToLatest(database)
-  db = database.db
-  importer = createImporter(db)
+  opened = await openImportDatabase('lectern-import-ndjson-')
+  ;({ dir, db, importer } = opened)
 })
 
-afterEach(async () => {
-  await database.close()
-  rmSync(dir, { recursive: true, force: true })
-})
+afterEach(() => opened.close())
 
 /** An NDJSON file from records (serialized) and raw strings (written as they are). */
 function ndjsonFile(lines: readonly (string | object)[], name = 'import.ndjson', eol = '\n'): string {
@@ -273,8 +268,17 @@ describe('refusing an NDJSON file', () => {
   it('rolls everything back when the database fails partway through the write', async () => {
     await seedDatabase()
     // A trigger is the database itself refusing a row, late in the write, after forms and pages went in.
-    await sql`CREATE TRIGGER refuse_marked BEFORE INSERT ON submissions WHEN NEW.notes = 'explode'
-      BEGIN SELECT RAISE(ABORT, 'refused by trigger'); END`.execute(db)
+    if (TEST_DIALECT === 'sqlite') {
+      await sql`CREATE TRIGGER refuse_marked BEFORE INSERT ON submissions WHEN NEW.notes = 'explode'
+        BEGIN SELECT RAISE(ABORT, 'refused by trigger'); END`.execute(db)
+    } else {
+      await sql`CREATE FUNCTION refuse_marked() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.notes = 'explode' THEN RAISE EXCEPTION 'refused by trigger'; END IF; RETURN NEW; END $$`.execute(
+        db,
+      )
+      await sql`CREATE TRIGGER refuse_marked BEFORE INSERT ON submissions
+        FOR EACH ROW EXECUTE FUNCTION refuse_marked()`.execute(db)
+    }
     const before = await snapshot()
     const lines: object[] = [
       { kind: 'form', id: 'form_seed', title: 'Renamed' },

@@ -1,30 +1,24 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Kysely } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type DatabaseHandle, migrateToLatest, openDatabase } from '../../src/db/client.js'
 import type { Database } from '../../src/db/tables.js'
-import { createImporter, ImportError, type Importer } from '../../src/services/importer.js'
+import { ImportError, type Importer } from '../../src/services/importer.js'
 import { buildRedirect } from '../factories.js'
+import { type ImportDatabase, openImportDatabase } from './support.js'
 
 let dir: string
-let database: DatabaseHandle
 let db: Kysely<Database>
 let importer: Importer
 
+let opened: ImportDatabase
+
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'lectern-import-redirects-'))
-  database = openDatabase(`sqlite:${join(dir, 'lectern.db')}`)
-  await migrateToLatest(database)
-  db = database.db
-  importer = createImporter(db)
+  opened = await openImportDatabase('lectern-import-redirects-')
+  ;({ dir, db, importer } = opened)
 })
 
-afterEach(async () => {
-  await database.close()
-  rmSync(dir, { recursive: true, force: true })
-})
+afterEach(() => opened.close())
 
 function ndjsonFile(records: readonly object[]): string {
   const path = join(dir, 'redirects.ndjson')
