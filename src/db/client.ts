@@ -240,6 +240,32 @@ export async function withBulkContentWrites<DB, T>(
   return result
 }
 
+/** The index behind every submissions list: one form's rows in (created_at, id) order. */
+export async function createSubmissionsOrderIndex(db: Kysely<unknown>): Promise<void> {
+  await db.schema
+    .createIndex('submissions_form_order')
+    .on('submissions')
+    .columns(['form_id', 'created_at', 'id'])
+    .execute()
+}
+
+/**
+ * Loads many submissions inside `trx` with the order index dropped and rebuilt once at the end, on
+ * SQLite: one sort is much cheaper than keeping the index up to date row by row in random order.
+ * Transactional like the trigger lifting above; PostgreSQL keeps its index as it is.
+ */
+export async function withSubmissionsIndexRebuilt<DB, T>(
+  transaction: Kysely<DB>,
+  write: () => Promise<T>,
+): Promise<T> {
+  const trx = transaction as unknown as Kysely<unknown>
+  if (dialectOf(trx) === 'postgres') return write()
+  await trx.schema.dropIndex('submissions_form_order').execute()
+  const result = await write()
+  await createSubmissionsOrderIndex(trx)
+  return result
+}
+
 export async function dropContentVersionTriggers(
   db: Kysely<unknown>,
   tables: readonly string[],

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { type Kysely, sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Database } from '../../src/db/tables.js'
+import { BULK_SUBMISSIONS } from '../../src/services/import/batches.js'
 import { ImportError, type Importer } from '../../src/services/importer.js'
 import { buildForm, buildPage, buildRedirect, buildSubmission } from '../factories.js'
 import { TEST_DIALECT } from '../harness.js'
@@ -265,7 +266,39 @@ describe('refusing an NDJSON file', () => {
     expect(await snapshot()).toEqual(before)
   })
 
-  it('rolls everything back when the database fails partway through the write', async () => {
+  it('loads a bulk import with the submissions order index rebuilt, and leaves the index in place', async () => {
+    const lines: object[] = [{ kind: 'form', id: 'form_bulk', title: 'Bulk' }]
+    for (let i = 0; i < BULK_SUBMISSIONS; i++) {
+      lines.push({
+        kind: 'submission',
+        formId: 'form_bulk',
+        data: { i },
+        createdAt: `2024-01-01T00:00:${String(i % 60).padStart(2, '0')}Z`,
+      })
+    }
+    await importer.importFile(ndjsonFile(lines))
+    const count = await db
+      .selectFrom('submissions')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+    expect(Number(count.n)).toBe(BULK_SUBMISSIONS)
+    const indexes =
+      TEST_DIALECT === 'sqlite'
+        ? await sql<{
+            name: string
+          }>`select name from sqlite_master where type = 'index' and tbl_name = 'submissions'`.execute(db)
+        : await sql<{
+            name: string
+          }>`select indexname as name from pg_indexes where tablename = 'submissions' and schemaname = current_schema()`.execute(
+            db,
+          )
+    expect(indexes.rows.map((r) => r.name)).toContain('submissions_form_order')
+  })
+
+  it.each([
+    ['a small import', 1500],
+    ['a bulk import (order index dropped and rebuilt)', BULK_SUBMISSIONS],
+  ])('rolls everything back when the database fails partway through %s', async (_, rows) => {
     await seedDatabase()
     // A trigger is the database itself refusing a row, late in the write, after forms and pages went in.
     if (TEST_DIALECT === 'sqlite') {
@@ -285,7 +318,7 @@ describe('refusing an NDJSON file', () => {
       { kind: 'form', id: 'form_new', title: 'New' },
       { kind: 'page', title: 'New page', slug: 'new', path: '/new' },
       { kind: 'redirect', fromPath: '/x', toPath: '/new' },
-      ...Array.from({ length: 1500 }, (_, i) => ({ kind: 'submission', formId: 'form_new', data: { i } })),
+      ...Array.from({ length: rows }, (_, i) => ({ kind: 'submission', formId: 'form_new', data: { i } })),
       { kind: 'submission', formId: 'form_new', data: {}, notes: 'explode' },
     ]
 

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { keyTextType } from '../client.js'
+import { createSubmissionsOrderIndex, keyTextType } from '../client.js'
 
 /**
  * The first schema. Only portable column types (text, integer) so the same migration runs on
@@ -62,11 +62,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', key, (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute()
-  await db.schema
-    .createIndex('submissions_form_order')
-    .on('submissions')
-    .columns(['form_id', 'created_at', 'id'])
-    .execute()
+  await createSubmissionsOrderIndex(db)
 
   await db.schema
     .createTable('pages')

@@ -5,3 +5,6 @@ export const BATCH_SIZE = 500
 export function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
   for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size)
 }
+
+/** An import of at least this many submissions rebuilds their order index once instead (SQLite). */
+export const BULK_SUBMISSIONS = 50_000

@@ -1,5 +1,10 @@
 import { type Insertable, type Kysely, type OnConflictBuilder, sql, type Transaction } from 'kysely'
-import { isUniqueViolation, translateDatabaseError, withBulkContentWrites } from '../../db/client.js'
+import {
+  isUniqueViolation,
+  translateDatabaseError,
+  withBulkContentWrites,
+  withSubmissionsIndexRebuilt,
+} from '../../db/client.js'
 import {
   CONTENT_TABLES,
   type Database,
@@ -11,7 +16,7 @@ import {
 } from '../../db/tables.js'
 import { newId } from '../../ids.js'
 import { now as currentTime } from '../../time.js'
-import { BATCH_SIZE, chunks } from './batches.js'
+import { BATCH_SIZE, BULK_SUBMISSIONS, chunks } from './batches.js'
 import { fileChangedError, ImportError } from './errors.js'
 import { type KindCounts, zeroCounts } from './kinds.js'
 import type { Located } from './locations.js'
@@ -51,7 +56,11 @@ export async function writeImport(
         await writer.writeKept('forms', [...plan.forms.values()], formRow)
         await writer.writeKept('pages', [...plan.pages.values()], pageRow)
         await writer.writeKept('redirects', [...plan.redirects.values()], redirectRow)
-        const written = await writer.writeSubmissions(source)
+        // Past this many rows, rebuilding the order index once beats maintaining it row by row.
+        const written =
+          plan.counts.submissions >= BULK_SUBMISSIONS
+            ? await withSubmissionsIndexRebuilt(trx, () => writer.writeSubmissions(source))
+            : await writer.writeSubmissions(source)
         if (written !== plan.counts.submissions) throw fileChangedError()
         await source.assertUnchanged?.()
       }),
