@@ -3,9 +3,9 @@ import { join } from 'node:path'
 import type { Kysely } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Database } from '../../src/db/tables.js'
-import { ImportError, type Importer } from '../../src/services/importer.js'
+import type { Importer } from '../../src/services/importer.js'
 import { buildForm, buildPage, buildSubmission } from '../factories.js'
-import { type ImportDatabase, openImportDatabase } from './support.js'
+import { contentSnapshot, type ImportDatabase, openImportDatabase, refusal } from './support.js'
 
 let dir: string
 let db: Kysely<Database>
@@ -24,24 +24,6 @@ function jsonFile(content: unknown, name = 'import.json'): string {
   const path = join(dir, name)
   writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2))
   return path
-}
-
-async function refusal(promise: Promise<unknown>): Promise<ImportError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  )
-  expect(error).toBeInstanceOf(ImportError)
-  return error as ImportError
-}
-
-async function snapshot() {
-  return {
-    forms: await db.selectFrom('forms').selectAll().orderBy('id').execute(),
-    submissions: await db.selectFrom('submissions').selectAll().orderBy('id').execute(),
-    pages: await db.selectFrom('pages').selectAll().orderBy('id').execute(),
-    redirects: await db.selectFrom('redirects').selectAll().orderBy('id').execute(),
-  }
 }
 
 const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/
@@ -63,7 +45,7 @@ describe('importing a JSON file', () => {
       updated: { forms: 0, submissions: 0, pages: 0, redirects: 0 },
       warnings: [],
     })
-    const { forms, submissions, pages, redirects } = await snapshot()
+    const { forms, submissions, pages, redirects } = await contentSnapshot(db)
     expect(forms).toEqual([
       {
         id: 'form_contact',
@@ -144,7 +126,7 @@ describe('importing a JSON file', () => {
       }),
     )
 
-    const { forms, submissions, pages, redirects } = await snapshot()
+    const { forms, submissions, pages, redirects } = await contentSnapshot(db)
     expect(forms[0]).toEqual({
       id: 'form_a',
       title: 'Old form',
@@ -193,7 +175,7 @@ describe('importing a JSON file', () => {
     const [form] = await db.selectFrom('forms').select('id').execute()
     await importer.importRecords({ submissions: [{ formId: form.id, data: {} }] })
 
-    const { forms, submissions, pages, redirects } = await snapshot()
+    const { forms, submissions, pages, redirects } = await contentSnapshot(db)
     expect(forms[0].id).toMatch(/^form_[0-9A-Za-z]{20}$/)
     expect(submissions[0].id).toMatch(/^submission_[0-9A-Za-z]{20}$/)
     expect(pages[0].id).toMatch(/^page_[0-9A-Za-z]{20}$/)
@@ -215,7 +197,7 @@ describe('importing a JSON file', () => {
 
     expect(result.created).toEqual({ forms: 1, submissions: 0, pages: 0, redirects: 0 })
     expect(result.updated).toEqual({ forms: 1, submissions: 1, pages: 1, redirects: 0 })
-    const { forms, submissions, pages } = await snapshot()
+    const { forms, submissions, pages } = await contentSnapshot(db)
     expect(forms).toHaveLength(2)
     expect(forms.find((f) => f.id === 'form_a')).toMatchObject({
       title: 'After',
@@ -266,7 +248,7 @@ describe('importing a JSON file', () => {
     expect(result.warnings).toEqual([
       "forms[1]: id 'form_a' also appears at forms[0]; this later record wins",
     ])
-    const { forms, submissions } = await snapshot()
+    const { forms, submissions } = await contentSnapshot(db)
     expect(forms.map((f) => f.title)).toEqual(['Second'])
     expect(submissions.map((s) => s.data)).toEqual(['{"n":2}'])
   })
@@ -346,7 +328,7 @@ describe('importing a JSON file', () => {
 describe('refusing a JSON file', () => {
   it('lists every problem of the file with its location, and writes nothing', async () => {
     await buildForm(db, { id: 'form_existing' })
-    const before = await snapshot()
+    const before = await contentSnapshot(db)
 
     const error = await refusal(
       importer.importFile(
@@ -391,7 +373,7 @@ describe('refusing a JSON file', () => {
     ])
     expect(error.message).toBe('Import refused: 17 problems, nothing was written')
     expect(error.problemCount).toBe(17)
-    expect(await snapshot()).toEqual(before)
+    expect(await contentSnapshot(db)).toEqual(before)
   })
 
   it('refuses a submission whose data is an array, a scalar, null or not a plain object', async () => {

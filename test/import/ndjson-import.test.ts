@@ -4,10 +4,10 @@ import { type Kysely, sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Database } from '../../src/db/tables.js'
 import { BULK_SUBMISSIONS } from '../../src/services/import/batches.js'
-import { ImportError, type Importer } from '../../src/services/importer.js'
+import type { Importer } from '../../src/services/importer.js'
 import { buildForm, buildPage, buildRedirect, buildSubmission } from '../factories.js'
 import { TEST_DIALECT } from '../harness.js'
-import { type ImportDatabase, openImportDatabase } from './support.js'
+import { contentSnapshot, type ImportDatabase, openImportDatabase, refusal } from './support.js'
 
 let dir: string
 let db: Kysely<Database>
@@ -27,24 +27,6 @@ function ndjsonFile(lines: readonly (string | object)[], name = 'import.ndjson',
   const path = join(dir, name)
   writeFileSync(path, lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join(eol))
   return path
-}
-
-async function refusal(promise: Promise<unknown>): Promise<ImportError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  )
-  expect(error).toBeInstanceOf(ImportError)
-  return error as ImportError
-}
-
-async function snapshot() {
-  return {
-    forms: await db.selectFrom('forms').selectAll().orderBy('id').execute(),
-    submissions: await db.selectFrom('submissions').selectAll().orderBy('id').execute(),
-    pages: await db.selectFrom('pages').selectAll().orderBy('id').execute(),
-    redirects: await db.selectFrom('redirects').selectAll().orderBy('id').execute(),
-  }
 }
 
 async function seedDatabase() {
@@ -74,7 +56,7 @@ describe('importing an NDJSON file', () => {
       updated: { forms: 0, submissions: 0, pages: 0, redirects: 0 },
       warnings: [],
     })
-    const { forms, submissions, pages, redirects } = await snapshot()
+    const { forms, submissions, pages, redirects } = await contentSnapshot(db)
     expect(forms).toEqual([expect.objectContaining({ description: 'Write to us', is_active: 1 })])
     expect(submissions).toEqual([
       expect.objectContaining({
@@ -98,7 +80,7 @@ describe('importing an NDJSON file', () => {
     )
     const result = await importer.importFile(path)
     expect(result.created.forms).toBe(2)
-    expect((await snapshot()).forms.map((f) => f.title)).toEqual(['A', 'B'])
+    expect((await contentSnapshot(db)).forms.map((f) => f.title)).toEqual(['A', 'B'])
   })
 
   it('accepts a submission whose form is defined later in the file', async () => {
@@ -126,7 +108,7 @@ describe('importing an NDJSON file', () => {
         },
       ]),
     )
-    const { forms, submissions } = await snapshot()
+    const { forms, submissions } = await contentSnapshot(db)
     expect(forms[0]).toMatchObject({ created_at: '2024-01-05T10:00:00Z', updated_at: '2024-01-05T10:00:00Z' })
     expect(submissions[0]).toMatchObject({
       created_at: '2024-01-05T10:00:00Z',
@@ -250,7 +232,7 @@ describe('refusing an NDJSON file', () => {
 
   it('leaves the database unchanged when the last of 2,000 records is bad', async () => {
     await seedDatabase()
-    const before = await snapshot()
+    const before = await contentSnapshot(db)
     const lines: object[] = [
       { kind: 'form', id: 'form_seed', title: 'Renamed' },
       { kind: 'page', id: 'page_seed', title: 'Moved', slug: 'moved', path: '/moved' },
@@ -263,7 +245,7 @@ describe('refusing an NDJSON file', () => {
     const error = await refusal(importer.importFile(ndjsonFile(lines)))
 
     expect(error.problems).toEqual(['line 2000 (submission): data must be a JSON object (got a string)'])
-    expect(await snapshot()).toEqual(before)
+    expect(await contentSnapshot(db)).toEqual(before)
   })
 
   it('loads a bulk import with the submissions order index rebuilt, and leaves the index in place', async () => {
@@ -312,7 +294,7 @@ describe('refusing an NDJSON file', () => {
       await sql`CREATE TRIGGER refuse_marked BEFORE INSERT ON submissions
         FOR EACH ROW EXECUTE FUNCTION refuse_marked()`.execute(db)
     }
-    const before = await snapshot()
+    const before = await contentSnapshot(db)
     const lines: object[] = [
       { kind: 'form', id: 'form_seed', title: 'Renamed' },
       { kind: 'form', id: 'form_new', title: 'New' },
@@ -323,7 +305,7 @@ describe('refusing an NDJSON file', () => {
     ]
 
     await expect(importer.importFile(ndjsonFile(lines))).rejects.toThrow('refused by trigger')
-    expect(await snapshot()).toEqual(before)
+    expect(await contentSnapshot(db)).toEqual(before)
   })
 
   it('refuses an unknown formId on every line that names it, in line order', async () => {

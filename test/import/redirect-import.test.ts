@@ -3,9 +3,9 @@ import { join } from 'node:path'
 import type { Kysely } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Database } from '../../src/db/tables.js'
-import { ImportError, type Importer } from '../../src/services/importer.js'
+import type { Importer } from '../../src/services/importer.js'
 import { buildRedirect } from '../factories.js'
-import { type ImportDatabase, openImportDatabase } from './support.js'
+import { type ImportDatabase, openImportDatabase, refusal } from './support.js'
 
 let dir: string
 let db: Kysely<Database>
@@ -24,15 +24,6 @@ function ndjsonFile(records: readonly object[]): string {
   const path = join(dir, 'redirects.ndjson')
   writeFileSync(path, records.map((record) => JSON.stringify({ kind: 'redirect', ...record })).join('\n'))
   return path
-}
-
-async function refusal(promise: Promise<unknown>): Promise<ImportError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  )
-  expect(error).toBeInstanceOf(ImportError)
-  return error as ImportError
 }
 
 const storedRedirects = () =>

@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Kysely } from 'kysely'
+import { expect } from 'vitest'
 import { type DatabaseHandle, migrateToLatest, openDatabase } from '../../src/db/client.js'
 import type { Database } from '../../src/db/tables.js'
-import { createImporter, type Importer } from '../../src/services/importer.js'
+import { createImporter, ImportError, type Importer } from '../../src/services/importer.js'
 import { createTestDatabase } from '../harness.js'
 
 export interface ImportDatabase {
@@ -31,5 +32,25 @@ export async function openImportDatabase(prefix: string): Promise<ImportDatabase
       await testDatabase.drop()
       rmSync(dir, { recursive: true, force: true })
     },
+  }
+}
+
+/** The error an import was refused with; fails the test if it was not an `ImportError`. */
+export async function refusal(promise: Promise<unknown>): Promise<ImportError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  )
+  expect(error).toBeInstanceOf(ImportError)
+  return error as ImportError
+}
+
+/** Every content row, in id order: equal snapshots mean an import changed nothing. */
+export async function contentSnapshot(db: Kysely<Database>) {
+  return {
+    forms: await db.selectFrom('forms').selectAll().orderBy('id').execute(),
+    submissions: await db.selectFrom('submissions').selectAll().orderBy('id').execute(),
+    pages: await db.selectFrom('pages').selectAll().orderBy('id').execute(),
+    redirects: await db.selectFrom('redirects').selectAll().orderBy('id').execute(),
   }
 }

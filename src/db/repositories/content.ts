@@ -147,25 +147,33 @@ export function createContentRepository(handle: DatabaseHandle) {
   const submissions = pagerFor<Selectable<SubmissionsTable>>(handle, 'submissions', 'form_id', 'desc')
   const formById = handle.prepare(handle.db.selectFrom('forms').select('id').where('id', '=', param('id')))
 
+  /** One page of `scope` with its total; past the end the page is empty without a query. */
+  async function listPage<Row, Item>(
+    pager: KeysetPager<Row>,
+    scope: string,
+    values: Record<string, unknown>,
+    options: ListOptions,
+    version: number | undefined,
+    present: (row: Row) => Item,
+  ): Promise<PageOf<Item>> {
+    const total = await pager.total(scope, values, version)
+    const offset = offsetOf(options)
+    const rows = offset >= total ? [] : await pager.page(scope, values, offset, options.pageSize, version)
+    return { items: rows.map(present), total }
+  }
+
   /** One page of a list that may be filtered on a flag. */
-  async function listFlagged<Row, Item>(
+  const listFlagged = <Row, Item>(
     pagers: { all: KeysetPager<Row>; filtered: KeysetPager<Row> },
     name: string,
     flag: boolean | undefined,
     options: ListOptions,
     version: number | undefined,
     present: (row: Row) => Item,
-  ): Promise<PageOf<Item>> {
-    const pager = flag === undefined ? pagers.all : pagers.filtered
-    const values = flag === undefined ? {} : { value: flag ? 1 : 0 }
-    const scope = `${name}:${flag ?? 'all'}`
-    const total = await pager.total(scope, values, version)
-    const rows =
-      offsetOf(options) >= total
-        ? []
-        : await pager.page(scope, values, offsetOf(options), options.pageSize, version)
-    return { items: rows.map(present), total }
-  }
+  ): Promise<PageOf<Item>> =>
+    flag === undefined
+      ? listPage(pagers.all, `${name}:all`, {}, options, version, present)
+      : listPage(pagers.filtered, `${name}:${flag}`, { value: flag ? 1 : 0 }, options, version, present)
 
   return {
     listForms: (options: ListOptions & { active?: boolean }, version?: number) =>
@@ -179,19 +187,12 @@ export function createContentRepository(handle: DatabaseHandle) {
 
     formExists: async (id: string): Promise<boolean> => (await formById({ id })).length > 0,
 
-    async listSubmissionsForForm(
+    listSubmissionsForForm: (
       formId: string,
       options: ListOptions,
       version?: number,
-    ): Promise<PageOf<Submission>> {
-      const scope = `submissions:${formId}`
-      const values = { value: formId }
-      const total = await submissions.total(scope, values, version)
-      const offset = offsetOf(options)
-      const rows =
-        offset >= total ? [] : await submissions.page(scope, values, offset, options.pageSize, version)
-      return { items: rows.map(presentSubmission), total }
-    },
+    ): Promise<PageOf<Submission>> =>
+      listPage(submissions, `submissions:${formId}`, { value: formId }, options, version, presentSubmission),
   }
 }
 
