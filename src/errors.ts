@@ -60,6 +60,27 @@ export class ValidationError extends Error {
   }
 }
 
+/**
+ * The first `limit` of `items`, then `…and N more <noun>s` when there were more: how every list of
+ * problems (imports, CSV uploads) stays readable however long it gets. `total` counts items that
+ * were found but not kept (defaults to `items.length`).
+ */
+export function firstAndRemainder(
+  items: readonly string[],
+  limit: number,
+  noun: string,
+  total: number = items.length,
+): string[] {
+  const listed = items.slice(0, limit)
+  const unlisted = total - listed.length
+  return unlisted > 0 ? [...listed, `…and ${unlisted} more ${plural(unlisted, noun)}`] : listed
+}
+
+/** `word`, or `words` unless `count` is 1. */
+export function plural(count: number, word: string): string {
+  return count === 1 ? word : `${word}s`
+}
+
 /** A service call named something that does not exist (a user, a key, a form). */
 export class NotFoundError extends Error {
   constructor(message: string) {

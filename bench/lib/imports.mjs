@@ -7,7 +7,7 @@ import { onCpu, runMeasured, SERVER_CPU } from './processes.mjs'
 
 // The built code an imported database depends on: its schema and the importer. Changing either
 // makes cached databases stale; read-path changes do not.
-const IMPORT_CODE = ['dist/db/migrations', 'dist/services/import', 'dist/services/importer.js']
+const IMPORT_CODE = ['dist/db/migrations', 'dist/services/import']
 
 /** The `.js` files under `path` (or `path` itself), sorted. */
 export function filesUnder(path) {

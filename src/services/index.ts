@@ -1,7 +1,7 @@
 import type { DatabaseHandle } from '../db/client.js'
 import { createContentService } from './content.js'
 import { createContentAdminService } from './content-admin.js'
-import { createImporter } from './importer.js'
+import { createImporter } from './import/index.js'
 import { createKeyService } from './keys.js'
 import { createRedirectService } from './redirects.js'
 import { createSessionService, type SessionOptions } from './sessions.js'

@@ -5,7 +5,7 @@ import { guarded, isUniqueViolation } from '../db/client.js'
 import { takeLock } from '../db/locks.js'
 import { presentRedirect } from '../db/repositories/content.js'
 import type { Database, RedirectsTable } from '../db/tables.js'
-import { NotFoundError, ValidationError } from '../errors.js'
+import { firstAndRemainder, NotFoundError, ValidationError } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Redirect, RedirectType } from '../schemas.js'
 import { now } from '../time.js'
@@ -336,8 +336,7 @@ export function createRedirectService(db: Kysely<Database>) {
 }
 
 function importError(problems: string[]): ValidationError {
-  const listed = problems.slice(0, MAX_LISTED_PROBLEMS)
-  if (problems.length > listed.length) listed.push(`…and ${problems.length - listed.length} more problems`)
+  const listed = firstAndRemainder(problems, MAX_LISTED_PROBLEMS, 'problem')
   return new ValidationError(`The file was not imported: ${listed.join('; ')}`, listed)
 }
 

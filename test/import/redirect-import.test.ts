@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import type { Kysely } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Database } from '../../src/db/tables.js'
-import type { Importer } from '../../src/services/importer.js'
+import type { Importer } from '../../src/services/import/index.js'
 import { buildRedirect } from '../factories.js'
 import { type ImportDatabase, openImportDatabase, refusal } from './support.js'
 

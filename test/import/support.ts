@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely'
 import { expect } from 'vitest'
 import { type DatabaseHandle, migrateToLatest, openDatabase } from '../../src/db/client.js'
 import type { Database } from '../../src/db/tables.js'
-import { createImporter, ImportError, type Importer } from '../../src/services/importer.js'
+import { createImporter, ImportError, type Importer } from '../../src/services/import/index.js'
 import { createTestDatabase } from '../harness.js'
 
 export interface ImportDatabase {

@@ -1,4 +1,4 @@
-import { ValidationError } from '../../errors.js'
+import { firstAndRemainder, plural, ValidationError } from '../../errors.js'
 
 /** At most this many problems are listed; a final entry says how many more there were. */
 export const MAX_LISTED_PROBLEMS = 100
@@ -15,7 +15,7 @@ export class ImportError extends ValidationError {
   constructor(problems: readonly string[], problemCount: number = problems.length) {
     super(
       `Import refused: ${problemCount} ${plural(problemCount, 'problem')}, nothing was written`,
-      withRemainder(problems.slice(0, MAX_LISTED_PROBLEMS), problemCount, 'problem'),
+      firstAndRemainder(problems, MAX_LISTED_PROBLEMS, 'problem', problemCount),
     )
     this.name = 'ImportError'
     this.problemCount = problemCount
@@ -58,7 +58,7 @@ export class MessageList {
 
   /** The kept messages, then `…and N more <noun>s` if some were not kept. */
   listed(noun: string): string[] {
-    return withRemainder(this.texts(), this.total, noun)
+    return firstAndRemainder(this.texts(), this.limit, noun, this.total)
   }
 
   private trim(): void {
@@ -66,13 +66,4 @@ export class MessageList {
     this.kept.sort((a, b) => a.order - b.order)
     if (this.kept.length > this.limit) this.kept.length = this.limit
   }
-}
-
-function withRemainder(listed: string[], total: number, noun: string): string[] {
-  const unlisted = total - listed.length
-  return unlisted > 0 ? [...listed, `…and ${unlisted} more ${plural(unlisted, noun)}`] : listed
-}
-
-function plural(count: number, word: string): string {
-  return count === 1 ? word : `${word}s`
 }
