@@ -47,7 +47,7 @@ export default defineConfig(async () => {
   if (!withPostgres) console.warn('PostgreSQL or Redis not reachable: running the SQLite project only')
   return {
     test: {
-      include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+      include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'clients/js/test/**/*.test.ts'],
       // Fails a test during which the app answered something openapi.json does not describe.
       setupFiles: ['test/contract/setup.ts'],
       pool: 'forks' as const,

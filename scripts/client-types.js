@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Generates the TypeScript client's types (client/src/schema.ts) from openapi.json: one interface per
+// Generates the TypeScript client's types (clients/js/src/schema.ts) from openapi.json: one interface per
 // component schema, and the query parameters and response of each operation. With --check, exits 1
 // when the file differs from what openapi.json gives (so the client never drifts from the document).
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { compile } from 'json-schema-to-typescript'
 
 export const OPENAPI_FILE = fileURLToPath(new URL('../openapi.json', import.meta.url))
-export const CLIENT_SCHEMA_FILE = fileURLToPath(new URL('../client/src/schema.ts', import.meta.url))
+export const CLIENT_SCHEMA_FILE = fileURLToPath(new URL('../clients/js/src/schema.ts', import.meta.url))
 
 const BANNER = `// Generated from openapi.json by scripts/client-types.js (\`npm run openapi\`): do not edit.`
 
@@ -54,7 +54,7 @@ function typeSchemas(document) {
   return withDefinitionRefs(schemas)
 }
 
-/** The contents of client/src/schema.ts for an OpenAPI document. */
+/** The contents of clients/js/src/schema.ts for an OpenAPI document. */
 export async function generateClientTypes(document) {
   const definitions = typeSchemas(document)
   const declarations = []
@@ -76,7 +76,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const expected = await generateClientTypes(JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')))
   if (process.argv.includes('--check')) {
     if (readFileSync(CLIENT_SCHEMA_FILE, 'utf8') !== expected) {
-      console.error('client/src/schema.ts is out of date with openapi.json: run `npm run openapi`')
+      console.error('clients/js/src/schema.ts is out of date with openapi.json: run `npm run openapi`')
       process.exit(1)
     }
   } else {

@@ -206,7 +206,7 @@ describe('the OpenAPI document', () => {
     }
   })
 
-  it('keeps the client types in client/src/schema.ts generated from openapi.json (run `npm run openapi`)', async () => {
+  it('keeps the client types in clients/js/src/schema.ts generated from openapi.json (run `npm run openapi`)', async () => {
     const script = new URL('../../scripts/client-types.js', import.meta.url).pathname
     await expect(promisify(execFile)(process.execPath, [script, '--check'])).resolves.toBeDefined()
   })

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import type { OpenAPIV3_1 } from 'openapi-types'
 import { describe, expect, it } from 'vitest'
-import { parseRetryAfter } from '../../client/src/errors.js'
+import { parseRetryAfter } from '../src/errors.js'
 import {
   ERROR_TYPES,
   type FetchFunction,
@@ -11,10 +11,10 @@ import {
   RateLimitError,
   ServerError,
   ServiceUnavailableError,
-} from '../../client/src/index.js'
-import { DEFAULT_RETRY, retryDelay } from '../../client/src/transport.js'
-import { ERROR_RESPONSES } from '../../src/http/docs/responses.js'
-import { OPENAPI_FILE } from '../contract/checker.js'
+} from '../src/index.js'
+import { DEFAULT_RETRY, retryDelay } from '../src/transport.js'
+import { ERROR_RESPONSES } from '../../../src/http/docs/responses.js'
+import { OPENAPI_FILE } from '../../../test/contract/checker.js'
 
 // These tests play the server's part with canned responses, for the cases a real server cannot be
 // made to answer on demand: the real server's part is in client.test.ts and retries.test.ts.

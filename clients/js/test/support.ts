@@ -1,6 +1,6 @@
-import { type FetchFunction, Lectern, type LecternOptions } from '../../client/src/index.js'
-import { buildApiKey } from '../factories.js'
-import { createTestContext, type TestContext, type TestContextOptions } from '../harness.js'
+import { type FetchFunction, Lectern, type LecternOptions } from '../src/index.js'
+import { buildApiKey } from '../../../test/factories.js'
+import { createTestContext, type TestContext, type TestContextOptions } from '../../../test/harness.js'
 
 export interface RunningLectern {
   ctx: TestContext

@@ -14,10 +14,10 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { TEST_DIALECT } from '../harness.js'
+import { TEST_DIALECT } from '../../../test/harness.js'
 
 const run = promisify(execFile)
-const CLIENT_DIR = fileURLToPath(new URL('../../client/', import.meta.url))
+const CLIENT_DIR = fileURLToPath(new URL('../', import.meta.url))
 
 // What a program using the package does, in each module system: list forms through a canned fetch.
 const USAGE = (load: string) => `${load}
@@ -28,7 +28,7 @@ lectern.forms.list({ active: true }).then(({ data }) => {
 })
 `
 
-// Building writes client/dist: once, in one of the two projects.
+// Building writes clients/js/dist: once, in one of the two projects.
 describe.runIf(TEST_DIALECT === 'sqlite')('the @lectern/client package', () => {
   let consumer: string
 

@@ -9,9 +9,9 @@ import {
   type Page,
   PermissionError,
   type Submission,
-} from '../../client/src/index.js'
-import { buildApiKey, buildForm, buildPage, buildRedirect, buildSubmission } from '../factories.js'
-import { GENEROUS_LIMITS } from '../security-suite.js'
+} from '../src/index.js'
+import { buildApiKey, buildForm, buildPage, buildRedirect, buildSubmission } from '../../../test/factories.js'
+import { GENEROUS_LIMITS } from '../../../test/security-suite.js'
 import { type RunningLectern, recordingFetch, startLectern } from './support.js'
 
 const day = (n: number) => `2024-01-${String(n).padStart(2, '0')}T10:00:00Z`
