@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type LogLevel } from 'fastify'
 import { type Config, trustProxySetting } from './config.js'
-import type { DatabaseHandle } from './db/client.js'
+import type { DatabaseHandle } from './db/database.js'
 import { ApiError } from './errors.js'
 import { formsRoute } from './http/api/v1/forms.js'
 import { pagesRoute } from './http/api/v1/pages.js'
@@ -10,12 +10,14 @@ import { redirectsRoute } from './http/api/v1/redirects.js'
 import { submissionsRoute } from './http/api/v1/submissions.js'
 import { registerOpenApi } from './http/docs/openapi.js'
 import {
+  answerConnect,
   createClientErrorHandler,
   notFound,
   sendApiError,
   toApiError,
   UNAVAILABLE_RETRY_AFTER_S,
 } from './http/errors.js'
+import { REDACTED, redactingLoggerOptions } from './http/logging.js'
 import { registerMetrics } from './http/metrics.js'
 import { parseQueryString } from './http/params.js'
 import type { RateLimiter } from './ratelimit/limiter.js'
@@ -37,12 +39,22 @@ export interface AppDependencies {
   logStream?: NodeJS.WritableStream
 }
 
-/** Timeouts are set here on purpose rather than inherited from Node's defaults. */
+/**
+ * Timeouts are set here on purpose rather than inherited from Node's or Fastify's defaults. Fastify
+ * sets `keepAliveTimeout`, `requestTimeout` and the socket's idle timeout (`connectionTimeout`) on
+ * the server itself from its own top-level options (72 s, none, none), overriding anything passed
+ * to Node under `http`; only `headersTimeout` and `connectionsCheckingInterval` go to Node there.
+ */
 export const SERVER_TIMEOUTS = {
+  /** The whole request, headers and body, must arrive within this (a trickled body is cut: 408). */
   requestTimeout: 30_000,
+  /** The headers must arrive within this. */
   headersTimeout: 10_000,
+  /** An idle keep-alive connection is closed after this. */
   keepAliveTimeout: 5_000,
-  // How often Node checks the two timeouts above; its default (30 s) would let them overrun.
+  /** A socket with no traffic either way for this long is closed, whatever it is doing. */
+  connectionTimeout: 60_000,
+  // How often Node checks the request and headers timeouts; its default (30 s) would let them overrun.
   connectionsCheckingInterval: 2_000,
 }
 
@@ -64,15 +76,26 @@ export const REDACTED_LOG_PATHS = [
  */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const style = deps.config.ERROR_STYLE
+  const timeouts = { ...SERVER_TIMEOUTS, ...deps.timeouts }
   const app = Fastify({
     trustProxy: trustProxySetting(deps.config.TRUST_PROXY),
     logger: {
       level: deps.config.LOG_LEVEL,
-      redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+      redact: { paths: REDACTED_LOG_PATHS, censor: REDACTED },
+      ...redactingLoggerOptions(),
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
-    http: { maxHeaderSize: 16_384, ...SERVER_TIMEOUTS, ...deps.timeouts },
-    connectionTimeout: 60_000,
+    http: {
+      maxHeaderSize: 16_384,
+      headersTimeout: timeouts.headersTimeout,
+      connectionsCheckingInterval: timeouts.connectionsCheckingInterval,
+      // Node answers a request without `Host` with a bare 400 of its own; the onRequest hook below
+      // answers it with the envelope instead.
+      requireHostHeader: false,
+    },
+    keepAliveTimeout: timeouts.keepAliveTimeout,
+    requestTimeout: timeouts.requestTimeout,
+    connectionTimeout: timeouts.connectionTimeout,
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     bodyLimit: 1_048_576,
@@ -127,7 +150,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       })
     }
     if (request.url.length > MAX_URL_LENGTH) throw new ApiError('uri_too_long', 'The request URL is too long')
+    // HTTP/1.1 requires Host (RFC 9112 §3.2); HTTP/1.0 clients may leave it out.
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      reply.header('Connection', 'close')
+      throw new ApiError('bad_request', 'The request has no Host header')
+    }
   })
+  // Node hands CONNECT to a 'connect' listener and, without one, drops the socket without a word.
+  app.server.on('connect', answerConnect(style))
 
   app.setErrorHandler((error, request, reply) => sendApiError(reply, toApiError(error, request), style))
   app.setNotFoundHandler(() => {

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
-import { type DatabaseHandle, migrateToLatest, openDatabase } from './db/client.js'
+import { type DatabaseHandle, openDatabase } from './db/database.js'
+import { migrateToLatest } from './db/migrate.js'
 import { createRateLimiter } from './ratelimit/index.js'
 import { createServices } from './services/index.js'
 

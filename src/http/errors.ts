@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import { STATUS_CODES } from 'node:http'
+import { type IncomingMessage, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import {
   ApiError,
@@ -9,6 +10,7 @@ import {
   errorLabel,
   NotFoundError,
   UnavailableError,
+  ValidationError,
 } from '../errors.js'
 
 /** Seconds a client should wait after a 503 before trying again. */
@@ -31,6 +33,8 @@ export function sendApiError(reply: FastifyReply, error: ApiError, style: ErrorS
 export function toApiError(error: unknown, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error
   if (error instanceof NotFoundError) return new ApiError('resource_not_found', error.message)
+  // Input the database itself refused (e.g. a NUL character on PostgreSQL): the caller's mistake.
+  if (error instanceof ValidationError) return new ApiError('bad_request', error.message)
   if (error instanceof UnavailableError) {
     request.log.warn({ err: error.cause ?? error }, 'backing service unavailable')
     return new ApiError(
@@ -94,18 +98,48 @@ export function createClientErrorHandler(style: ErrorStyle, maxUrlLength: number
       return
     }
     const type = clientErrorType(error, maxUrlLength)
-    const apiError = new ApiError(type, CLIENT_ERROR_MESSAGES[type] ?? 'The request could not be parsed')
-    const body = JSON.stringify({ error: errorLabel(type, style), message: apiError.message })
-    socket.end(
-      [
-        `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}`,
-        'Content-Type: application/json; charset=utf-8',
-        `Content-Length: ${Buffer.byteLength(body)}`,
-        `X-Request-Id: ${randomUUID()}`,
-        'Connection: close',
-        '',
-        body,
-      ].join('\r\n'),
+    writeRawError(
+      socket,
+      new ApiError(type, CLIENT_ERROR_MESSAGES[type] ?? 'The request could not be parsed'),
+      style,
     )
   }
+}
+
+/**
+ * Answers a `CONNECT` request, which Node hands to a 'connect' listener instead of the app (and
+ * without one closes the socket without a word): this server is no proxy, so it is a 405 envelope.
+ */
+export function answerConnect(style: ErrorStyle) {
+  return (_request: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => {})
+    if (!socket.writable) {
+      socket.destroy()
+      return
+    }
+    writeRawError(
+      socket,
+      new ApiError('method_not_allowed', 'CONNECT is not supported: this server is not a proxy', {
+        Allow: 'GET, HEAD',
+      }),
+      style,
+    )
+  }
+}
+
+/** Writes the envelope straight to a socket Fastify never saw, and closes it. */
+function writeRawError(socket: Duplex, apiError: ApiError, style: ErrorStyle): void {
+  const body = JSON.stringify({ error: errorLabel(apiError.type, style), message: apiError.message })
+  socket.end(
+    [
+      `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}`,
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `X-Request-Id: ${randomUUID()}`,
+      ...Object.entries(apiError.headers).map(([name, value]) => `${name}: ${value}`),
+      'Connection: close',
+      '',
+      body,
+    ].join('\r\n'),
+  )
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, LogLevel } from 'fastify'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
-import type { DatabaseHandle } from '../db/client.js'
+import type { DatabaseHandle } from '../db/database.js'
 import type { RateLimiter } from '../ratelimit/limiter.js'
 
 export interface Metrics {

@@ -127,6 +127,27 @@ describe('oversized and malformed requests over a real socket', () => {
     expect(expectRawEnvelope(await exchange(port, payload), 400).error).toBe('bad_request')
   })
 
+  it('answers an HTTP/1.1 request without a Host header with the 400 envelope', async () => {
+    const res = await exchange(port, `GET /api/v1/forms HTTP/1.1\r\nAuthorization: ${auth}\r\n\r\n`)
+    const body = expectRawEnvelope(res, 400)
+    expect(body.error).toBe('bad_request')
+    expect(body.message).toContain('Host')
+  })
+
+  it('serves an HTTP/1.0 request without a Host header, which that version allows', async () => {
+    const res = await exchange(port, `GET /api/v1/forms HTTP/1.0\r\nAuthorization: ${auth}\r\n\r\n`)
+    expect(res.status).toBe(200)
+  })
+
+  it.each([
+    ['an authority', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'],
+    ['a path', 'CONNECT /api/v1/forms HTTP/1.1\r\nHost: localhost\r\n\r\n'],
+  ])('answers CONNECT to %s with the 405 envelope instead of closing the socket', async (_, payload) => {
+    const res = await exchange(port, payload)
+    expect(expectRawEnvelope(res, 405).error).toBe('method_not_allowed')
+    expect(res.headers.allow).toBe('GET, HEAD')
+  })
+
   it('answers a malformed percent-encoding with the 400 envelope', async () => {
     expectRawEnvelope(await exchange(port, get('/api/v1/forms/%E0%A4%A/submissions')), 400)
   })
