@@ -1,0 +1,247 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Lectern;
+
+use Lectern\Exception\LecternException;
+use Lectern\Http\CachedResponse;
+
+/**
+ * Builds a {@see RedirectMatcher} from the API (every active redirect) and keeps it fresh cheaply.
+ *
+ * A PHP process usually lives for one request, so an in-memory cache alone would ask the API on
+ * every request. Give the loader a cache file and every process of the host shares one copy:
+ *
+ * - younger than `$maxAge` seconds, the file is used as it is: no request at all;
+ * - older, one process revalidates it (one `GET` per page with `If-None-Match`: an unchanged page is
+ *   a `304` with no body) while the others, finding the refresh lock taken, keep using the old copy;
+ * - when the API cannot be reached the old copy is kept for another `$maxAge` (see `lastError`),
+ *   so an outage of Lectern never takes the site down with it; only with no copy at all does
+ *   `matcher()` throw.
+ *
+ * The file holds only redirects (what `redirects:read` returns), never the API key, and is replaced
+ * atomically (write, then rename). Without a file the loader caches in memory, which suits
+ * long-running workers (RoadRunner, Swoole, queue consumers).
+ */
+final class RedirectLoader
+{
+    private const FORMAT = 1;
+
+    /** The latest failure to refresh, when the old copy was kept; null after a successful refresh. */
+    public ?LecternException $lastError = null;
+
+    /** @var array{savedAt: int, pages: list<array{url: string, etag: string|null, body: string}>}|null */
+    private ?array $state = null;
+
+    private ?RedirectMatcher $matcher = null;
+
+    private readonly \Closure $clock;
+
+    /**
+     * @param Lectern                 $lectern   a client whose key may read redirects; give it a short timeout
+     *                                           (a refresh runs inside a visitor's request)
+     * @param string|null             $cacheFile a file the web server may write (its folder must exist), shared by
+     *                                           every process of the host; null keeps the copy in memory only
+     * @param int                     $maxAge    seconds a copy is used without asking the API
+     * @param (callable(): int)|null  $clock     the Unix time (default `time()`); tests pass a fake clock
+     */
+    public function __construct(
+        private readonly Lectern $lectern,
+        private readonly ?string $cacheFile = null,
+        private readonly int $maxAge = 60,
+        ?callable $clock = null,
+    ) {
+        if ($maxAge < 0) {
+            throw new \InvalidArgumentException('RedirectLoader: maxAge must not be negative');
+        }
+        if ($cacheFile !== null && !is_writable(\dirname($cacheFile))) {
+            throw new \InvalidArgumentException(\sprintf('RedirectLoader: the folder of the cache file %s must exist and be writable', $cacheFile));
+        }
+        $this->clock = \Closure::fromCallable($clock ?? 'time');
+    }
+
+    /**
+     * The matcher of the current redirects: from memory or the cache file while fresh, otherwise
+     * refreshed from the API (with conditional requests).
+     *
+     * @throws LecternException when there is no copy yet and the API cannot be read
+     */
+    public function matcher(): RedirectMatcher
+    {
+        if ($this->matcher !== null && $this->fresh($this->state)) {
+            return $this->matcher;
+        }
+        $stored = $this->readFile();
+        if ($stored !== null && ($this->state === null || $stored['savedAt'] >= $this->state['savedAt'])) {
+            $this->use($stored);
+        }
+        if ($this->matcher !== null && $this->fresh($this->state)) {
+            return $this->matcher;
+        }
+
+        return $this->refreshUnderLock();
+    }
+
+    /**
+     * Asks the API now, whatever the age of the copy (e.g. from a deploy hook or a cron job that
+     * keeps the file warm), and saves the result.
+     *
+     * @throws LecternException when the API cannot be read (the copy is left as it was)
+     */
+    public function refresh(): RedirectMatcher
+    {
+        $previous = $this->state ?? $this->readFile();
+        $pages = $this->fetchPages($previous);
+        $state = ['savedAt' => ($this->clock)(), 'pages' => $pages];
+        $this->writeFile($state);
+        $this->use($state);
+        $this->lastError = null;
+
+        return $this->matcher;
+    }
+
+    private function refreshUnderLock(): RedirectMatcher
+    {
+        $lock = $this->cacheFile !== null ? @fopen($this->cacheFile . '.lock', 'c') : false;
+        try {
+            if ($lock !== false && !flock($lock, LOCK_EX | LOCK_NB)) {
+                if ($this->matcher !== null) {
+                    // Another process is refreshing: the old copy serves this request.
+                    return $this->matcher;
+                }
+                flock($lock, LOCK_EX);
+                $stored = $this->readFile();
+                if ($stored !== null && $this->fresh($stored)) {
+                    $this->use($stored);
+
+                    return $this->matcher;
+                }
+            }
+            try {
+                return $this->refresh();
+            } catch (LecternException $error) {
+                if ($this->state === null) {
+                    throw $error;
+                }
+                // Keep serving the old copy, and wait another maxAge before asking again, so that
+                // an outage does not make every request wait for a timeout.
+                $this->lastError = $error;
+                $state = ['savedAt' => ($this->clock)(), 'pages' => $this->state['pages']];
+                $this->writeFile($state);
+                $this->state = $state;
+
+                return $this->matcher;
+            }
+        } finally {
+            if ($lock !== false) {
+                flock($lock, LOCK_UN);
+                fclose($lock);
+            }
+        }
+    }
+
+    /**
+     * Every page of active redirects, revalidating the pages of the previous copy.
+     *
+     * @param array{pages: list<array{url: string, etag: string|null, body: string}>}|null $previous
+     *
+     * @return list<array{url: string, etag: string|null, body: string}>
+     */
+    private function fetchPages(?array $previous): array
+    {
+        // A new process starts with an empty response cache: hand it the ETags of the last copy.
+        foreach ($previous['pages'] ?? [] as $page) {
+            if ($page['etag'] !== null && $this->lectern->responseCache->get($page['url']) === null) {
+                $this->lectern->responseCache->set($page['url'], new CachedResponse($page['etag'], $page['body']));
+            }
+        }
+        $pages = [];
+        for ($number = 1; ; ++$number) {
+            $list = $this->lectern->redirects->list(page: $number, pageSize: Resource\Listing::MAX_PAGE_SIZE, active: true);
+            $info = $this->lectern->lastResponse;
+            $url = $info?->url ?? '';
+            $cached = $this->lectern->responseCache->get($url);
+            $pages[] = [
+                'url' => $url,
+                'etag' => $cached?->etag,
+                'body' => $cached !== null ? $cached->body : json_encode(['data' => $list->data, 'meta' => $list->meta], JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE),
+            ];
+            if ($number >= $list->meta->totalPages || $list->data === []) {
+                return $pages;
+            }
+        }
+    }
+
+    /** @param array{savedAt: int, pages: list<array{url: string, etag: string|null, body: string}>} $state */
+    private function use(array $state): void
+    {
+        $redirects = [];
+        foreach ($state['pages'] as $page) {
+            $body = json_decode($page['body'], true);
+            foreach (\is_array($body) && \is_array($body['data'] ?? null) ? $body['data'] : [] as $item) {
+                if (\is_array($item)) {
+                    $redirects[] = $item;
+                }
+            }
+        }
+        $this->matcher = new RedirectMatcher($redirects);
+        $this->state = $state;
+    }
+
+    /** @param array{savedAt: int}|null $state */
+    private function fresh(?array $state): bool
+    {
+        return $state !== null && ($this->clock)() - $state['savedAt'] < $this->maxAge;
+    }
+
+    /** @return array{savedAt: int, pages: list<array{url: string, etag: string|null, body: string}>}|null */
+    private function readFile(): ?array
+    {
+        if ($this->cacheFile === null || !is_file($this->cacheFile)) {
+            return null;
+        }
+        $text = @file_get_contents($this->cacheFile);
+        $data = \is_string($text) ? json_decode($text, true) : null;
+        // A file of another format or a damaged one is ignored: it is a cache, the API has the truth.
+        if (!\is_array($data) || ($data['format'] ?? null) !== self::FORMAT || !\is_int($data['savedAt'] ?? null) || !\is_array($data['pages'] ?? null)) {
+            return null;
+        }
+        $pages = [];
+        foreach ($data['pages'] as $page) {
+            if (!\is_array($page) || !\is_string($page['url'] ?? null) || !\is_string($page['body'] ?? null)) {
+                return null;
+            }
+            $pages[] = ['url' => $page['url'], 'etag' => \is_string($page['etag'] ?? null) ? $page['etag'] : null, 'body' => $page['body']];
+        }
+
+        return ['savedAt' => $data['savedAt'], 'pages' => $pages];
+    }
+
+    /** @param array{savedAt: int, pages: list<array{url: string, etag: string|null, body: string}>} $state */
+    private function writeFile(array $state): void
+    {
+        if ($this->cacheFile === null) {
+            return;
+        }
+        $json = json_encode(['format' => self::FORMAT] + $state, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
+        $temporary = @tempnam(\dirname($this->cacheFile), '.lectern-redirects-');
+        if ($temporary === false) {
+            self::warn($this->cacheFile);
+
+            return;
+        }
+        // tempnam() makes the file private; readers may be other users (a CLI warm-up, the web server).
+        @chmod($temporary, 0666 & ~umask());
+        if (file_put_contents($temporary, $json) === false || !@rename($temporary, $this->cacheFile)) {
+            @unlink($temporary);
+            self::warn($this->cacheFile);
+        }
+    }
+
+    /** A copy that cannot be saved still serves this process; the next one asks the API again. */
+    private static function warn(string $cacheFile): void
+    {
+        trigger_error(\sprintf('Lectern\RedirectLoader: cannot write the cache file %s', $cacheFile), E_USER_WARNING);
+    }
+}
