@@ -1,0 +1,69 @@
+"""The official Python client for the Lectern content API: forms, submissions, pages and redirects.
+
+::
+
+    from lectern import Lectern
+
+    lectern = Lectern(base_url="https://content.example.com", api_key="lk_live_…")
+    for form in lectern.forms.all(active=True):
+        print(form.id, form.title)
+"""
+
+from ._client import MAX_PAGE_SIZE, Forms, Lectern, Pages, Redirects, __version__
+from ._errors import (
+    ERROR_TYPES,
+    APIConnectionError,
+    AuthenticationError,
+    InvalidRequestError,
+    LecternError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitError,
+    ServerError,
+    ServiceUnavailableError,
+)
+from ._models import (
+    Form,
+    LastResponse,
+    ListMeta,
+    ListPage,
+    Page,
+    RateLimit,
+    Redirect,
+    Submission,
+    parse_timestamp,
+)
+from ._redirects import RedirectItem, RedirectLoader, RedirectMatch, RedirectMatcher, RedirectSource
+
+__all__ = [
+    "__version__",
+    "MAX_PAGE_SIZE",
+    "ERROR_TYPES",
+    "Lectern",
+    "Forms",
+    "Pages",
+    "Redirects",
+    "Form",
+    "Submission",
+    "Page",
+    "Redirect",
+    "ListPage",
+    "ListMeta",
+    "LastResponse",
+    "RateLimit",
+    "parse_timestamp",
+    "LecternError",
+    "APIConnectionError",
+    "AuthenticationError",
+    "InvalidRequestError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "RateLimitError",
+    "ServerError",
+    "ServiceUnavailableError",
+    "RedirectMatcher",
+    "RedirectMatch",
+    "RedirectLoader",
+    "RedirectItem",
+    "RedirectSource",
+]

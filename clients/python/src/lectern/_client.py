@@ -1,0 +1,252 @@
+"""The client object and its resources: ``forms``, ``pages`` and ``redirects``."""
+
+from __future__ import annotations
+
+import random as _random
+import time
+import urllib.parse
+from typing import Callable, Dict, Iterator, List, Optional, Tuple, Type, TypeVar
+
+from ._errors import UNEXPECTED_RESPONSE, ServerError
+from ._models import (
+    Form,
+    LastResponse,
+    ListMeta,
+    ListPage,
+    Page,
+    RateLimit,
+    Redirect,
+    ResponseShapeError,
+    Submission,
+    _ApiModel,
+)
+from ._transport import Transport
+
+__version__ = "0.1.0"
+
+_Item = TypeVar("_Item", bound=_ApiModel)
+
+#: The largest page the API serves: ``all()`` asks for it, to make as few requests as possible.
+MAX_PAGE_SIZE = 100
+
+
+def _check_int(name: str, value: Optional[int], low: Optional[int] = None) -> None:
+    """A type check only for parameters: their ranges are the API's to judge (``InvalidRequestError``)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be at least {low} (got {value})")
+
+
+def _check_bool(name: str, value: Optional[bool]) -> None:
+    if value is not None and not isinstance(value, bool):
+        raise TypeError(f"{name} must be True, False or None, not {type(value).__name__}")
+
+
+class _Resource:
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
+
+    def _page(
+        self,
+        path: str,
+        item_type: Type[_Item],
+        page: Optional[int],
+        page_size: Optional[int],
+        filters: Dict[str, Optional[bool]],
+    ) -> Tuple[ListPage[_Item], int]:
+        """One page of a list and the status that brought it (200, or 304 for a remembered body)."""
+        _check_int("page", page)
+        _check_int("page_size", page_size)
+        for name, value in filters.items():
+            _check_bool(name, value)
+        query: Dict[str, object] = {"page": page, "pageSize": page_size, **filters}
+        body, status = self._transport.get(path, query)
+        try:
+            if not isinstance(body, dict) or not isinstance(body.get("data"), list):
+                raise ResponseShapeError("expected an object with a data list")
+            data = [item_type.from_dict(item) for item in body["data"]]
+            meta = ListMeta.from_dict(body.get("meta") or {})
+        except ResponseShapeError as error:
+            last = self._transport.last_response
+            raise ServerError(
+                f"The response from Lectern does not have the documented shape: {error}",
+                type=UNEXPECTED_RESPONSE,
+                status=status,
+                request_id=last.request_id if last else None,
+            ) from None
+        return ListPage(data=data, meta=meta), status
+
+    def _walk(
+        self,
+        fetch: Callable[[int, int], ListPage[_Item]],
+        page_size: Optional[int],
+    ) -> Iterator[_Item]:
+        _check_int("page_size", page_size)
+        size = MAX_PAGE_SIZE if page_size is None else page_size
+
+        def walk() -> Iterator[_Item]:
+            page = 1
+            while True:
+                result = fetch(page, size)
+                yield from result.data
+                if page >= result.meta.total_pages or not result.data:
+                    return
+                page += 1
+
+        return walk()
+
+
+class Forms(_Resource):
+    """``GET /api/v1/forms`` (needs ``forms:read``): forms oldest first; and
+    ``GET /api/v1/forms/{id}/submissions`` (needs ``submissions:read``): a form's submissions, newest first."""
+
+    def list(
+        self, *, page: Optional[int] = None, page_size: Optional[int] = None, active: Optional[bool] = None
+    ) -> ListPage[Form]:
+        """One page of forms; ``active=True`` only active ones, ``False`` only inactive ones, ``None`` all."""
+        return self._page("/forms", Form, page, page_size, {"active": active})[0]
+
+    def all(self, *, page_size: Optional[int] = None, active: Optional[bool] = None) -> Iterator[Form]:
+        """Every form, fetching page after page (``page_size``, default 100) as the loop asks for more."""
+        _check_bool("active", active)
+        return self._walk(lambda page, size: self.list(page=page, page_size=size, active=active), page_size)
+
+    def submissions(
+        self, form_id: str, *, page: Optional[int] = None, page_size: Optional[int] = None
+    ) -> ListPage[Submission]:
+        """One page of a form's submissions, newest first; an unknown form raises :class:`NotFoundError`."""
+        path = f"/forms/{_path_segment(form_id)}/submissions"
+        return self._page(path, Submission, page, page_size, {})[0]
+
+    def all_submissions(self, form_id: str, *, page_size: Optional[int] = None) -> Iterator[Submission]:
+        """Every submission of a form, newest first, page after page as the loop asks for more."""
+        _path_segment(form_id)
+        return self._walk(lambda page, size: self.submissions(form_id, page=page, page_size=size), page_size)
+
+
+class Pages(_Resource):
+    """``GET /api/v1/page-builder`` (needs ``pages:read``): pages oldest first."""
+
+    def list(
+        self, *, page: Optional[int] = None, page_size: Optional[int] = None, published: Optional[bool] = None
+    ) -> ListPage[Page]:
+        """One page of pages; ``published=True`` only published ones, ``False`` only drafts, ``None`` all."""
+        return self._page("/page-builder", Page, page, page_size, {"published": published})[0]
+
+    def all(self, *, page_size: Optional[int] = None, published: Optional[bool] = None) -> Iterator[Page]:
+        """Every page, fetching page after page as the loop asks for more."""
+        _check_bool("published", published)
+        return self._walk(lambda page, size: self.list(page=page, page_size=size, published=published), page_size)
+
+
+class Redirects(_Resource):
+    """``GET /api/v1/page-builder/redirects`` (needs ``redirects:read``): redirects oldest first."""
+
+    _PATH = "/page-builder/redirects"
+
+    def list(
+        self, *, page: Optional[int] = None, page_size: Optional[int] = None, active: Optional[bool] = None
+    ) -> ListPage[Redirect]:
+        """One page of redirects; ``active=True`` only active ones, ``False`` only inactive ones, ``None`` all."""
+        return self._page(self._PATH, Redirect, page, page_size, {"active": active})[0]
+
+    def all(self, *, page_size: Optional[int] = None, active: Optional[bool] = None) -> Iterator[Redirect]:
+        """Every redirect, fetching page after page as the loop asks for more."""
+        _check_bool("active", active)
+        return self._walk(lambda page, size: self.list(page=page, page_size=size, active=active), page_size)
+
+    def _all_with_changes(self, *, active: Optional[bool]) -> Tuple[List[Redirect], bool]:
+        """Every redirect, and whether any page differed from the one remembered (not answered 304)."""
+        items: List[Redirect] = []
+        changed = False
+        page = 1
+        while True:
+            result, status = self._page(self._PATH, Redirect, page, MAX_PAGE_SIZE, {"active": active})
+            changed = changed or status != 304
+            items.extend(result.data)
+            if page >= result.meta.total_pages or not result.data:
+                return items, changed
+            page += 1
+
+
+def _path_segment(form_id: str) -> str:
+    if not isinstance(form_id, str) or form_id == "":
+        raise ValueError("form_id must be a non-empty string")
+    return urllib.parse.quote(form_id, safe="")
+
+
+class Lectern:
+    """A client of the Lectern API.
+
+    ``base_url`` is where Lectern runs (the API lives under ``/api/v1``); ``api_key`` a key
+    (``lk_live_…``). Failed requests raise a :class:`LecternError` subclass; ``429`` and ``503`` are
+    retried first, up to ``max_retries`` times, waiting ``Retry-After`` (plus up to ``base_delay``
+    seconds of jitter) or an exponential back-off from ``base_delay``; a wait longer than
+    ``max_delay`` seconds is not waited for. ``timeout`` bounds each attempt, in seconds. The last
+    ``cache_size`` pages fetched are remembered with their ``ETag`` and revalidated with
+    ``If-None-Match`` (``0`` turns that off). ``sleep`` and ``random`` replace ``time.sleep`` and
+    ``random.random`` (a test's fake clock, fixed jitter).
+
+    One client object may be shared by threads; ``last_response`` is then the latest response of any.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        max_retries: int = 2,
+        timeout: float = 30.0,
+        base_delay: float = 0.5,
+        max_delay: float = 30.0,
+        cache_size: int = 100,
+        user_agent: Optional[str] = None,
+        sleep: Callable[[float], None] = time.sleep,
+        random: Callable[[], float] = _random.random,
+    ) -> None:
+        if not isinstance(base_url, str) or not base_url:
+            raise ValueError("Lectern: base_url is required")
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"Lectern: base_url must start with http:// or https:// (got {base_url!r})")
+        if not isinstance(api_key, str) or not api_key:
+            raise ValueError("Lectern: api_key is required")
+        _check_int("max_retries", max_retries, 0)
+        _check_int("cache_size", cache_size, 0)
+        self._transport = Transport(
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            base_delay=base_delay,
+            max_delay=max_delay,
+            cache_size=cache_size,
+            user_agent=user_agent or f"lectern-python/{__version__}",
+            sleep=sleep,
+            random=random,
+        )
+        self.forms = Forms(self._transport)
+        self.pages = Pages(self._transport)
+        self.redirects = Redirects(self._transport)
+
+    @property
+    def base_url(self) -> str:
+        """Where Lectern runs, without a trailing slash."""
+        return self._transport.base_url
+
+    @property
+    def last_response(self) -> Optional[LastResponse]:
+        """What the latest HTTP response said (``status``, ``request_id``, ``rate_limit``), or ``None`` before one."""
+        return self._transport.last_response
+
+    @property
+    def rate_limit(self) -> Optional[RateLimit]:
+        """The key's rate-limit state as the latest response said, or ``None``."""
+        last = self._transport.last_response
+        return last.rate_limit if last else None
+
+    def __repr__(self) -> str:
+        return f"Lectern(base_url={self.base_url!r})"
+

@@ -1,0 +1,224 @@
+"""The items the API returns, as frozen dataclasses with snake_case attributes.
+
+Each item's attributes are the SPEC's fields renamed to snake_case (``fromPath`` → ``from_path``);
+``to_dict()`` gives them back under the API's names. Timestamps stay the API's strings
+(``2024-01-05T10:00:00Z``, UTC): :func:`parse_timestamp` turns one into an aware ``datetime``.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from typing import Any, Dict, Generic, Iterator, List, Mapping, Optional, Tuple, Type, TypeVar
+
+_Item = TypeVar("_Item")
+_Model = TypeVar("_Model", bound="_ApiModel")
+
+
+class ResponseShapeError(ValueError):
+    """A response body that does not have the shape the API documents."""
+
+
+def parse_timestamp(value: str) -> datetime.datetime:
+    """An API timestamp (``2024-01-05T10:00:00Z``) as an aware UTC ``datetime``."""
+    return datetime.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+
+
+class _ApiModel:
+    """Maps between the API's camelCase fields and the dataclass's snake_case attributes."""
+
+    #: (API field name, attribute name), in the SPEC's order.
+    _FIELDS: Tuple[Tuple[str, str], ...] = ()
+
+    @classmethod
+    def from_dict(cls: Type[_Model], item: Mapping[str, Any]) -> _Model:
+        """The item from an API object (SPEC field names); fields the client does not know are ignored."""
+        if not isinstance(item, Mapping):
+            raise ResponseShapeError(f"{cls.__name__}: expected an object, got {type(item).__name__}")
+        try:
+            values = {attribute: item[field] for field, attribute in cls._FIELDS}
+        except KeyError as missing:
+            raise ResponseShapeError(f"{cls.__name__}: the API object has no {missing} field") from None
+        return cls(**values)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The item as the API sends it: SPEC field names, in the SPEC's order."""
+        return {field: getattr(self, attribute) for field, attribute in self._FIELDS}
+
+
+@dataclass(frozen=True)
+class Form(_ApiModel):
+    """A form (``GET /api/v1/forms``). API fields: ``id``, ``title``, ``description``."""
+
+    id: str
+    title: str
+    description: Optional[str]
+
+    _FIELDS = (("id", "id"), ("title", "title"), ("description", "description"))
+
+
+@dataclass(frozen=True)
+class Submission(_ApiModel):
+    """A form submission (``GET /api/v1/forms/{id}/submissions``).
+
+    ``data`` is the submitted fields as a plain dict. Renamed fields: ``ipAddress`` → ``ip_address``,
+    ``userAgent`` → ``user_agent``, ``submittedBy`` → ``submitted_by``, ``isRead`` → ``is_read``,
+    ``isStarred`` → ``is_starred``, ``createdAt`` → ``created_at``, ``updatedAt`` → ``updated_at``.
+    """
+
+    id: str
+    data: Dict[str, Any]
+    ip_address: Optional[str]
+    user_agent: Optional[str]
+    referrer: Optional[str]
+    submitted_by: Optional[str]
+    is_read: bool
+    is_starred: bool
+    notes: Optional[str]
+    created_at: str
+    updated_at: str
+
+    _FIELDS = (
+        ("id", "id"),
+        ("data", "data"),
+        ("ipAddress", "ip_address"),
+        ("userAgent", "user_agent"),
+        ("referrer", "referrer"),
+        ("submittedBy", "submitted_by"),
+        ("isRead", "is_read"),
+        ("isStarred", "is_starred"),
+        ("notes", "notes"),
+        ("createdAt", "created_at"),
+        ("updatedAt", "updated_at"),
+    )
+
+
+@dataclass(frozen=True)
+class Page(_ApiModel):
+    """A page (``GET /api/v1/page-builder``).
+
+    Renamed fields: ``pageType`` → ``page_type``, ``isPublished`` → ``is_published``,
+    ``publishedAt`` → ``published_at``, ``createdAt`` → ``created_at``, ``updatedAt`` → ``updated_at``.
+    """
+
+    id: str
+    title: str
+    slug: str
+    path: str
+    page_type: str
+    is_published: bool
+    published_at: Optional[str]
+    created_at: str
+    updated_at: str
+
+    _FIELDS = (
+        ("id", "id"),
+        ("title", "title"),
+        ("slug", "slug"),
+        ("path", "path"),
+        ("pageType", "page_type"),
+        ("isPublished", "is_published"),
+        ("publishedAt", "published_at"),
+        ("createdAt", "created_at"),
+        ("updatedAt", "updated_at"),
+    )
+
+
+@dataclass(frozen=True)
+class Redirect(_ApiModel):
+    """A URL redirect (``GET /api/v1/page-builder/redirects``).
+
+    ``type`` is ``"permanent"`` (301) or ``"temporary"`` (302). Renamed fields: ``fromPath`` →
+    ``from_path``, ``toPath`` → ``to_path``, ``isActive`` → ``is_active``, ``createdAt`` →
+    ``created_at``, ``updatedAt`` → ``updated_at``.
+    """
+
+    id: str
+    from_path: str
+    to_path: str
+    type: str
+    is_active: bool
+    created_at: str
+    updated_at: str
+
+    _FIELDS = (
+        ("id", "id"),
+        ("fromPath", "from_path"),
+        ("toPath", "to_path"),
+        ("type", "type"),
+        ("isActive", "is_active"),
+        ("createdAt", "created_at"),
+        ("updatedAt", "updated_at"),
+    )
+
+
+@dataclass(frozen=True)
+class ListMeta:
+    """Where a page sits in its list: API ``total``, ``page``, ``pageSize``, ``totalPages``."""
+
+    total: int
+    page: int
+    page_size: int
+    total_pages: int
+
+    @classmethod
+    def from_dict(cls, meta: Mapping[str, Any]) -> ListMeta:
+        """The meta from the API's ``meta`` object."""
+        try:
+            return cls(
+                total=int(meta["total"]),
+                page=int(meta["page"]),
+                page_size=int(meta["pageSize"]),
+                total_pages=int(meta["totalPages"]),
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise ResponseShapeError(f"ListMeta: malformed meta object ({error!r})") from None
+
+    def to_dict(self) -> Dict[str, int]:
+        """The meta under the API's names."""
+        return {
+            "total": self.total,
+            "page": self.page,
+            "pageSize": self.page_size,
+            "totalPages": self.total_pages,
+        }
+
+
+@dataclass(frozen=True)
+class ListPage(Generic[_Item]):
+    """One page of a list: ``data`` (the items, in the API's order) and ``meta``."""
+
+    data: List[_Item]
+    meta: ListMeta
+
+    def __iter__(self) -> Iterator[_Item]:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """The key's rate-limit state as a response said (``X-RateLimit-*`` headers).
+
+    ``limit``: requests per hour; ``remaining``: requests left in the hourly window;
+    ``reset``: Unix time in seconds when the window ends.
+    """
+
+    limit: int
+    remaining: int
+    reset: int
+
+
+@dataclass(frozen=True)
+class LastResponse:
+    """What the client's latest HTTP response said.
+
+    ``status`` is ``304`` when the client revalidated a page with ``If-None-Match`` and reused its
+    remembered body; ``rate_limit`` is ``None`` when the response carried no rate-limit headers.
+    """
+
+    status: int
+    request_id: Optional[str]
+    rate_limit: Optional[RateLimit]
