@@ -60,7 +60,6 @@ export async function registerApiReference(app: FastifyInstance): Promise<void> 
         telemetry: false,
         showDeveloperTools: 'never',
         agent: { disabled: true },
-        mcp: { disabled: true },
         defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
       },
     })

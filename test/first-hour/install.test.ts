@@ -1,0 +1,76 @@
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import semver from 'semver'
+import { afterAll, describe, expect, it } from 'vitest'
+import { TEST_DIALECT } from '../harness.js'
+
+const run = promisify(execFile)
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const readJson = (file: string) => JSON.parse(readFileSync(join(ROOT, file), 'utf8'))
+
+/** The Node.js version the README promises ("Node.js 20.19 or later"). */
+function promisedNodeVersion(readme: string): string {
+  const match = /Requirements: Node\.js (\d+(?:\.\d+){0,2}) or later/.exec(readme)
+  if (!match?.[1]) throw new Error('README.md no longer says which Node.js version it needs')
+  const version = semver.coerce(match[1])
+  if (!version) throw new Error(`README.md names an unreadable Node.js version: ${match[1]}`)
+  return version.version
+}
+
+interface LockEntry {
+  version?: string
+  engines?: { node?: string } | string[]
+  optional?: boolean
+  os?: string[]
+  cpu?: string[]
+}
+
+/**
+ * A new user's first commands (clone, install) must work on the Node.js version the README names.
+ * None of this depends on the database, so it runs once, in the SQLite project.
+ */
+describe.runIf(TEST_DIALECT === 'sqlite')('installing Lectern from a fresh clone', () => {
+  const scratch: string[] = []
+  afterAll(() => {
+    for (const dir of scratch) rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('installs every package with npm ci from a clone of the committed tree', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lectern-clone-'))
+    scratch.push(dir)
+    await run('git', ['clone', '--quiet', '--no-hardlinks', ROOT, dir])
+    // A real install downloads and unpacks every package (about 80 s): CI does it; a laptop checks
+    // that the lock file satisfies package.json, which is what breaks `npm ci` on a fresh clone.
+    const args = process.env.CI ? ['ci', '--ignore-scripts'] : ['ci', '--ignore-scripts', '--dry-run']
+    const { stderr } = await run('npm', [...args, '--no-audit', '--no-fund'], {
+      cwd: dir,
+      maxBuffer: 16 * 1024 * 1024,
+    })
+    expect(stderr).not.toMatch(/EUSAGE|Missing:|EBADENGINE/)
+  }, 240_000)
+
+  it('names in package.json the same minimum Node.js version as the README', () => {
+    const readmeVersion = promisedNodeVersion(readFileSync(join(ROOT, 'README.md'), 'utf8'))
+    const engines: string = readJson('package.json').engines.node
+    expect(semver.minVersion(engines)?.version).toBe(readmeVersion)
+  })
+
+  it('installs no package whose engines exclude the Node.js version the README promises', () => {
+    const readmeVersion = promisedNodeVersion(readFileSync(join(ROOT, 'README.md'), 'utf8'))
+    const lock: { packages: Record<string, LockEntry> } = readJson('package-lock.json')
+    const refused: string[] = []
+    for (const [path, entry] of Object.entries(lock.packages)) {
+      // The root, and the per-platform binaries npm skips on every other platform.
+      if (path === '' || (entry.optional && (entry.os || entry.cpu))) continue
+      const range = Array.isArray(entry.engines) ? undefined : entry.engines?.node
+      if (range && !semver.satisfies(readmeVersion, range)) {
+        refused.push(`${path.replace(/^.*node_modules\//, '')}@${entry.version} needs node ${range}`)
+      }
+    }
+    expect(refused).toEqual([])
+  })
+})
