@@ -1,0 +1,145 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Lectern\Tests;
+
+use Lectern\Collection;
+use Lectern\Exception\AuthenticationException;
+use Lectern\Exception\InvalidRequestException;
+use Lectern\Exception\LecternException;
+use Lectern\Exception\NotFoundException;
+use Lectern\Exception\PermissionException;
+use Lectern\Exception\RateLimitException;
+use Lectern\Exception\ServerException;
+use Lectern\Exception\ServiceUnavailableException;
+use Lectern\Lectern;
+use Lectern\Tests\Support\TestServer;
+use PHPUnit\Framework\TestCase;
+
+/**
+ * Runs every scenario of spec/client-scenarios.json (the contract all three clients share) against
+ * the Lectern test server, with the client's canonical options and arguments as PHP named arguments.
+ */
+final class ClientScenariosTest extends TestCase
+{
+    private const EXCEPTION_BY_KIND = [
+        'authentication' => AuthenticationException::class,
+        'permission' => PermissionException::class,
+        'not_found' => NotFoundException::class,
+        'invalid_request' => InvalidRequestException::class,
+        'rate_limit' => RateLimitException::class,
+        'unavailable' => ServiceUnavailableException::class,
+        'server' => ServerException::class,
+    ];
+
+    /** @return iterable<string, array{array<string, mixed>}> */
+    public function scenarios(): iterable
+    {
+        foreach (TestServer::spec('client-scenarios.json')['scenarios'] as $scenario) {
+            yield $scenario['name'] => [$scenario];
+        }
+    }
+
+    /**
+     * @dataProvider scenarios
+     *
+     * @param array<string, mixed> $scenario
+     */
+    public function testScenario(array $scenario): void
+    {
+        $launcher = TestServer::launcher();
+        $this->assertArrayHasKey($scenario['key'], $launcher['keys'], 'the scenario names a key the test server made');
+        $lectern = new Lectern($launcher['baseUrl'], $launcher['keys'][$scenario['key']], ...($scenario['client'] ?? []));
+        foreach ($scenario['steps'] as $number => $step) {
+            $times = $step['times'] ?? 1;
+            for ($run = 1; $run <= $times; ++$run) {
+                $where = \sprintf('step %d (%s), run %d', $number + 1, $step['call'], $run);
+                $expect = $step['expect'] ?? null;
+                if (isset($step['expectLast'])) {
+                    $expect = $run === $times ? $step['expectLast'] : [];
+                }
+                $this->runStep($lectern, $step, $expect ?? [], $where);
+            }
+        }
+    }
+
+    /**
+     * @param array<string, mixed> $step
+     * @param array<string, mixed> $expect
+     */
+    private function runStep(Lectern $lectern, array $step, array $expect, string $where): void
+    {
+        [$resource, $method] = explode('.', $step['call']);
+        $args = $step['args'] ?? [];
+        $positional = [];
+        if (\array_key_exists('formId', $args)) {
+            $positional[] = $args['formId'];
+            unset($args['formId']);
+        }
+        try {
+            $result = $lectern->{$resource}->{$method}(...$positional, ...$args);
+            $items = $result instanceof Collection ? $result->data : iterator_to_array($result, false);
+        } catch (LecternException $error) {
+            if (!isset($expect['error'])) {
+                throw $error;
+            }
+            $this->assertError($expect['error'], $error, $where);
+            $this->assertResponse($lectern, $expect, $where);
+
+            return;
+        }
+        $this->assertArrayNotHasKey('error', $expect, "$where: expected an error, got a result");
+        if (isset($expect['ids'])) {
+            $this->assertSame($expect['ids'], array_map(static fn ($item) => $item->id, $items), "$where: ids");
+        }
+        if (isset($expect['items'])) {
+            $this->assertSame($expect['items'], array_map(static fn ($item) => $item->toArray(), $items), "$where: items");
+        }
+        if (isset($expect['meta'])) {
+            $this->assertInstanceOf(Collection::class, $result, "$where: only a page has meta");
+            $this->assertSame($expect['meta'], $result->meta->toArray(), "$where: meta");
+        }
+        $this->assertResponse($lectern, $expect, $where);
+    }
+
+    /**
+     * @param array<string, mixed> $expected
+     */
+    private function assertError(array $expected, LecternException $error, string $where): void
+    {
+        if (isset($expected['kind'])) {
+            $this->assertInstanceOf(self::EXCEPTION_BY_KIND[$expected['kind']], $error, "$where: kind");
+        }
+        if (isset($expected['type'])) {
+            $this->assertSame($expected['type'], $error->getType(), "$where: type");
+        }
+        if (isset($expected['status'])) {
+            $this->assertSame($expected['status'], $error->status, "$where: status");
+        }
+        if (isset($expected['messageContains'])) {
+            $this->assertStringContainsString($expected['messageContains'], $error->getMessage(), "$where: message");
+        }
+        $this->assertNotNull($error->requestId, "$where: every response carries X-Request-Id");
+    }
+
+    /**
+     * @param array<string, mixed> $expect
+     */
+    private function assertResponse(Lectern $lectern, array $expect, string $where): void
+    {
+        if (isset($expect['lastStatus'])) {
+            $this->assertSame($expect['lastStatus'], $lectern->lastResponse?->status, "$where: lastStatus");
+        }
+        if (isset($expect['rateLimit'])) {
+            $rateLimit = $lectern->lastResponse?->rateLimit;
+            $this->assertNotNull($rateLimit, "$where: rate-limit state");
+            if (isset($expect['rateLimit']['limit'])) {
+                $this->assertSame($expect['rateLimit']['limit'], $rateLimit->limit, "$where: rateLimit.limit");
+            }
+            if (isset($expect['rateLimit']['remainingBelow'])) {
+                $this->assertLessThan($expect['rateLimit']['remainingBelow'], $rateLimit->remaining, "$where: rateLimit.remaining");
+            }
+        }
+    }
+}
