@@ -35,3 +35,35 @@ export type IdPrefix = 'form' | 'submission' | 'page' | 'redirect' | 'user' | 'k
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(20)}`
 }
+
+/** The most characters an id may have: ids are keys of every index, and parts of URLs. */
+export const MAX_ID_LENGTH = 128
+
+/**
+ * The id alphabet: letters, digits, `_`, `.`, `:` and `-`, 1–{@link MAX_ID_LENGTH} characters, and
+ * not `.` or `..`. An id in it can be put in a URL path segment, an HTML attribute or a `Location`
+ * header as it is, and can never name another route (no `/`, `?`, `#`, `%` or dot segment).
+ * Generated ids (`form_3kTq…`) are in it; imported ones are refused unless they are.
+ */
+export const ID_PATTERN = '^(?!\\.\\.?$)[A-Za-z0-9_.:-]{1,128}$'
+const SAFE_ID = new RegExp(ID_PATTERN)
+
+/** The alphabet as people read it, for messages and documentation. */
+export const ID_ALPHABET = 'letters A–Z and a–z, digits, and _ . : -'
+
+/** Whether `value` is an id of the documented alphabet (see {@link ID_PATTERN}). */
+export function isSafeId(value: unknown): value is string {
+  return typeof value === 'string' && SAFE_ID.test(value)
+}
+
+/**
+ * Why `value` is not an id, or null: a predicate to follow the field's name, such as
+ * `must be at most 128 characters (got 300)`.
+ */
+export function idProblem(value: string): string | null {
+  if (value.length === 0) return 'must not be empty'
+  if (value.length > MAX_ID_LENGTH) return `must be at most ${MAX_ID_LENGTH} characters (got ${value.length})`
+  if (value === '.' || value === '..') return `must not be '${value}'`
+  if (!SAFE_ID.test(value)) return `may hold only ${ID_ALPHABET} (got ${JSON.stringify(value)})`
+  return null
+}

@@ -1,10 +1,52 @@
 /**
- * Escaped HTML templates. `html` is a tagged template whose interpolations are escaped unless they
- * are themselves `html` results, so markup is built from trusted literals and escaped data only.
- * Views are plain TypeScript functions: the compiler checks every value a view uses.
+ * Escaped HTML templates and encoded URLs. `html` is a tagged template whose interpolations are
+ * escaped unless they are themselves `html` results (or `url` results, which are safe in an
+ * attribute as they are); `url` is one whose interpolations are percent-encoded, so a value can
+ * never add a path segment, a query or a fragment to the address it is part of. Markup and
+ * addresses are built from trusted literals and escaped data only, and `raw()` is the only way
+ * round the escaping. Views are plain TypeScript functions: the compiler checks every value a view
+ * uses.
  */
+
+// Module-private: only this file can make a `SafeHtml` or a `SafeUrl`, so escaping cannot be
+// skipped by calling a constructor.
+const TRUSTED: unique symbol = Symbol('trusted')
+
+/** Markup that is safe to send as it is: built by `html`, or declared trusted with `raw()`. */
 export class SafeHtml {
-  constructor(readonly value: string) {}
+  readonly value: string
+
+  private constructor(value: string, token: typeof TRUSTED) {
+    if (token !== TRUSTED) throw new TypeError('SafeHtml is made by html`…` or raw()')
+    this.value = value
+  }
+
+  /** @internal The one maker, for `html` and `raw` below. */
+  static [TRUSTED](value: string): SafeHtml {
+    return new SafeHtml(value, TRUSTED)
+  }
+
+  toString(): string {
+    return this.value
+  }
+}
+
+/**
+ * A same-site address whose every interpolated part was percent-encoded by `url`. It is safe in an
+ * `href`, an `action` or a `Location` header as it is.
+ */
+export class SafeUrl {
+  readonly value: string
+
+  private constructor(value: string, token: typeof TRUSTED) {
+    if (token !== TRUSTED) throw new TypeError('SafeUrl is made by url`…`')
+    this.value = value
+  }
+
+  /** @internal The one maker, for `url` below. */
+  static [TRUSTED](value: string): SafeUrl {
+    return new SafeUrl(value, TRUSTED)
+  }
 
   toString(): string {
     return this.value
@@ -24,11 +66,26 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => ESCAPES[char] as string)
 }
 
-/** A value a template may hold: markup, text, numbers, lists of either, or nothing. */
-export type Renderable = SafeHtml | string | number | null | undefined | false | readonly Renderable[]
+/** Markup from a trusted source, sent as it is: the only way round `html`'s escaping. */
+export function raw(markup: string): SafeHtml {
+  return SafeHtml[TRUSTED](markup)
+}
+
+/** A value a template may hold: markup, addresses, text, numbers, lists of these, or nothing. */
+export type Renderable =
+  | SafeHtml
+  | SafeUrl
+  | string
+  | number
+  | null
+  | undefined
+  | false
+  | readonly Renderable[]
 
 function render(value: Renderable): string {
   if (value instanceof SafeHtml) return value.value
+  // Percent-encoded parts hold no `"`, `<` or `'`; `&` may join query parameters and is escaped.
+  if (value instanceof SafeUrl) return escapeHtml(value.value)
   if (Array.isArray(value)) return value.map(render).join('')
   if (value === null || value === undefined || value === false) return ''
   return escapeHtml(String(value))
@@ -39,5 +96,44 @@ export function html(strings: TemplateStringsArray, ...values: Renderable[]): Sa
   values.forEach((value, index) => {
     out += render(value) + (strings[index + 1] ?? '')
   })
-  return new SafeHtml(out)
+  return SafeHtml[TRUSTED](out)
+}
+
+/**
+ * A path of this site under `prefix` that came from outside (a `next` parameter), as `URL` parses
+ * and percent-encodes it, or undefined when it is not one: another host, a dot segment that leaves
+ * `prefix`, a backslash.
+ */
+export function sameSitePath(value: string, prefix: string): SafeUrl | undefined {
+  if (!value.startsWith('/') || value.startsWith('//') || value.includes('\\')) return undefined
+  const base = 'http://lectern.invalid'
+  let parsed: URL
+  try {
+    parsed = new URL(value, base)
+  } catch {
+    return undefined
+  }
+  if (parsed.origin !== base) return undefined
+  if (parsed.pathname !== prefix && !parsed.pathname.startsWith(`${prefix}/`)) return undefined
+  return SafeUrl[TRUSTED](parsed.pathname + parsed.search)
+}
+
+/** What a `url` template may interpolate: each becomes one percent-encoded part. */
+export type UrlPart = string | number | boolean
+
+/**
+ * A same-site address: `url\`/admin/submissions/${id}/read\``. Every interpolation is
+ * `encodeURIComponent`-ed, so an id such as `../users/x/disable?` stays one path segment. The literal
+ * must start with `/` and not `//` (another host), so the result never leaves the site.
+ */
+export function url(strings: TemplateStringsArray, ...values: UrlPart[]): SafeUrl {
+  const first = strings[0] ?? ''
+  if (!first.startsWith('/') || first.startsWith('//')) {
+    throw new TypeError(`url\`…\` builds same-site paths only (got '${first}')`)
+  }
+  let out = first
+  values.forEach((value, index) => {
+    out += encodeURIComponent(String(value)) + (strings[index + 1] ?? '')
+  })
+  return SafeUrl[TRUSTED](out)
 }

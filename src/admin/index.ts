@@ -11,6 +11,8 @@ import { UNAVAILABLE_RETRY_AFTER_S } from '../http/errors.js'
 import type { Services } from '../services/index.js'
 import { allows } from './access.js'
 import { DashboardError, forbidden } from './errors.js'
+import { url } from './html.js'
+import { seeOther } from './requests.js'
 import { registerAuthRoutes } from './routes/auth.js'
 import { registerContentRoutes } from './routes/content.js'
 import { registerHomeRoutes } from './routes/home.js'
@@ -140,11 +142,12 @@ export async function adminDashboard(app: FastifyInstance, options: AdminDashboa
     pages.addHook('preHandler', async (request, reply) => {
       const access = request.routeOptions.config.access
       if (access !== 'public' && !request.admin) {
-        const next =
+        return seeOther(
+          reply,
           request.method === 'GET' && request.url !== '/admin'
-            ? `?next=${encodeURIComponent(request.url)}`
-            : ''
-        return reply.redirect(`/admin/login${next}`, 303)
+            ? url`/admin/login?next=${request.url}`
+            : url`/admin/login`,
+        )
       }
       checkCsrf(request, access)
       if (access !== 'public' && !allows(access, request.admin?.user.role ?? '')) throw forbidden()

@@ -3,7 +3,8 @@ import { ValidationError } from '../../errors.js'
 import type { Services } from '../../services/index.js'
 import { SignInUnavailableError } from '../../services/sessions.js'
 import { DashboardError } from '../errors.js'
-import { field } from '../requests.js'
+import { type SafeUrl, sameSitePath, url } from '../html.js'
+import { field, seeOther } from '../requests.js'
 import { clearSessionCookie, SESSION_COOKIE, setSessionCookie, signedOutFormToken } from '../security.js'
 import { loginPage, setupPage } from '../views/auth.js'
 import { sendPage } from '../views/layout.js'
@@ -18,9 +19,9 @@ const NOTICES: Record<string, string> = {
  * else (another host, a protocol-relative or dot-segment path) is ignored, so the sign-in form can
  * never be used to send someone off-site.
  */
-export function safeNext(value: string): string | undefined {
+export function safeNext(value: string): SafeUrl | undefined {
   return /^\/admin(?:[/?][^\s\\]*)?$/.test(value) && !value.includes('//') && !value.includes('..')
-    ? value
+    ? sameSitePath(value, '/admin')
     : undefined
 }
 
@@ -47,14 +48,14 @@ export function registerAuthRoutes(app: FastifyInstance, services: Services): vo
       if (error instanceof ValidationError) return again(error.problems)
       throw error
     }
-    return reply.redirect('/admin/login?notice=setup-done', 303)
+    return seeOther(reply, url`/admin/login?notice=setup-done`)
   })
 
   app.get('/login', { config: { access: 'public' } }, async (request, reply) => {
-    if (!(await services.users.hasUsers())) return reply.redirect('/admin/setup', 303)
+    if (!(await services.users.hasUsers())) return seeOther(reply, url`/admin/setup`)
     const query = request.query as Record<string, unknown>
     const next = typeof query.next === 'string' ? safeNext(query.next) : undefined
-    if (request.admin) return reply.redirect(next ?? '/admin', 303)
+    if (request.admin) return seeOther(reply, next ?? url`/admin`)
     const notice = typeof query.notice === 'string' ? NOTICES[query.notice] : undefined
     return sendPage(reply, loginPage({ csrf: signedOutFormToken(request, reply), next, notice }))
   })
@@ -85,7 +86,7 @@ export function registerAuthRoutes(app: FastifyInstance, services: Services): vo
     switch (result.status) {
       case 'signed_in':
         setSessionCookie(request, reply, result.token)
-        return reply.redirect(next ?? '/admin', 303)
+        return seeOther(reply, next ?? url`/admin`)
       case 'invalid':
         return again(401, 'The email or password is not right')
       case 'disabled':
@@ -105,6 +106,6 @@ export function registerAuthRoutes(app: FastifyInstance, services: Services): vo
     const token = request.cookies[SESSION_COOKIE]
     if (token) await services.sessions.signOut(token)
     clearSessionCookie(request, reply)
-    return reply.redirect('/admin/login?notice=signed-out', 303)
+    return seeOther(reply, url`/admin/login?notice=signed-out`)
   })
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Services } from '../../services/index.js'
 import { canManageContent, roleAllows } from '../../services/roles.js'
+import { url } from '../html.js'
 import { field, flag, paging, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { formsPage, pagesPage, submissionsPage } from '../views/content.js'
 import { sendPage } from '../views/layout.js'
@@ -32,7 +33,7 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
 
   app.post('/forms/:id/active', { config: { access: { manage: 'forms:read' } } }, async (request, reply) => {
     const form = await services.contentAdmin.setFormActive(pathParam(request, 'id'), flag(request, 'active'))
-    return done(request, reply, `/admin/forms?page=${returnPage(request)}#form-${form.id}`, {
+    return done(request, reply, url`/admin/forms?page=${returnPage(request)}#form-${form.id}`, {
       kind: 'success',
       text: `“${form.title}” is ${form.isActive ? 'active' : 'inactive'}.`,
     })
@@ -78,7 +79,7 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
         return done(
           request,
           reply,
-          `/admin/forms/${formId}/submissions?page=${returnPage(request)}#submission-${submission.id}`,
+          url`/admin/forms/${formId}/submissions?page=${returnPage(request)}#submission-${submission.id}`,
           { kind: 'success', text },
         )
       },
@@ -107,7 +108,7 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
         pathParam(request, 'id'),
         flag(request, 'published'),
       )
-      return done(request, reply, `/admin/pages?page=${returnPage(request)}#page-${page.id}`, {
+      return done(request, reply, url`/admin/pages?page=${returnPage(request)}#page-${page.id}`, {
         kind: 'success',
         text: `“${page.title}” is ${page.isPublished ? 'published' : 'now a draft'}.`,
       })

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Services } from '../../services/index.js'
 import { canManageOrganization, roleAllows } from '../../services/roles.js'
+import { url } from '../html.js'
 import { signedIn } from '../requests.js'
 import { homePage, type OverviewCard } from '../views/home.js'
 import { sendPage } from '../views/layout.js'
@@ -18,7 +19,7 @@ export function registerHomeRoutes(app: FastifyInstance, services: Services): vo
       const { total } = await services.content.listForms(first)
       cards.push({
         title: 'Forms',
-        href: '/admin/forms',
+        href: url`/admin/forms`,
         figure: plural(total, 'form'),
         detail: 'Forms on the site and what visitors sent through them.',
       })
@@ -30,7 +31,7 @@ export function registerHomeRoutes(app: FastifyInstance, services: Services): vo
       ])
       cards.push({
         title: 'Pages',
-        href: '/admin/pages',
+        href: url`/admin/pages`,
         figure: plural(all.total, 'page'),
         detail: `${published.total} published, ${plural(all.total - published.total, 'draft')}.`,
       })
@@ -42,7 +43,7 @@ export function registerHomeRoutes(app: FastifyInstance, services: Services): vo
       ])
       cards.push({
         title: 'Redirects',
-        href: '/admin/redirects',
+        href: url`/admin/redirects`,
         figure: plural(all.total, 'redirect'),
         detail: 'Old paths sent on to new ones.',
         warning:
@@ -56,13 +57,13 @@ export function registerHomeRoutes(app: FastifyInstance, services: Services): vo
       const active = keys.filter((key) => key.status === 'active').length
       cards.push({
         title: 'API keys',
-        href: '/admin/keys',
+        href: url`/admin/keys`,
         figure: `${active} active`,
         detail: `${plural(keys.length, 'key')} in all, revoked ones included.`,
       })
       cards.push({
         title: 'Users',
-        href: '/admin/users',
+        href: url`/admin/users`,
         figure: plural(users.length, 'user'),
         detail: 'People who can sign in here, and their roles.',
       })

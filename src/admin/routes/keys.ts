@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { NotFoundError, ValidationError } from '../../errors.js'
 import type { Services } from '../../services/index.js'
+import { url } from '../html.js'
 import { field, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { keyCreatedPage, keysPage, newKeyPage, revokeKeyPage } from '../views/keys.js'
 import { sendPage } from '../views/layout.js'
@@ -52,12 +53,12 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
         await change(key.id)
       } catch (error) {
         if (!(error instanceof ValidationError)) throw error
-        return redirectWithFlash(services.sessions, request, reply, '/admin/keys', {
+        return redirectWithFlash(services.sessions, request, reply, url`/admin/keys`, {
           kind: 'error',
           text: error.message,
         })
       }
-      return redirectWithFlash(services.sessions, request, reply, '/admin/keys', {
+      return redirectWithFlash(services.sessions, request, reply, url`/admin/keys`, {
         kind: 'success',
         text: `Key “${key.name}” ${done}.`,
       })
@@ -74,7 +75,7 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
   app.post('/keys/:id/revoke', { config: access }, async (request, reply) => {
     const key = await findKey(pathParam(request, 'id'))
     await services.keys.revokeApiKey(key.id)
-    return redirectWithFlash(services.sessions, request, reply, '/admin/keys', {
+    return redirectWithFlash(services.sessions, request, reply, url`/admin/keys`, {
       kind: 'success',
       text: `Key “${key.name}” revoked: it is refused from now on.`,
     })

@@ -3,6 +3,7 @@ import { ValidationError } from '../../errors.js'
 import type { Services } from '../../services/index.js'
 import { describeChain, type RedirectChange } from '../../services/redirects.js'
 import { canManageContent } from '../../services/roles.js'
+import { url } from '../html.js'
 import { field, flag, PAGE_SIZE, paging, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { sendPage } from '../views/layout.js'
 import {
@@ -38,7 +39,7 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
   const backToList = async (request: FastifyRequest, reply: FastifyReply, id: string, text: string) => {
     const { total } = await services.content.listRedirects({ page: 1, pageSize: 1 })
     const page = Math.max(1, Math.ceil(total / PAGE_SIZE))
-    return done(request, reply, `/admin/redirects?page=${page}#redirect-${id}`, { kind: 'success', text })
+    return done(request, reply, url`/admin/redirects?page=${page}#redirect-${id}`, { kind: 'success', text })
   }
 
   app.get('/redirects', READ, async (request, reply) => {
@@ -115,7 +116,7 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
       flag(request, 'active'),
     )
     const page = /^[1-9][0-9]{0,8}$/.test(field(request, 'page')) ? field(request, 'page') : '1'
-    return done(request, reply, `/admin/redirects?page=${page}#redirect-${change.redirect.id}`, {
+    return done(request, reply, url`/admin/redirects?page=${page}#redirect-${change.redirect.id}`, {
       kind: 'success',
       text: savedText(change.redirect.isActive ? 'activated' : 'deactivated', change),
     })
@@ -128,7 +129,7 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
 
   app.post('/redirects/:id/delete', MANAGE, async (request, reply) => {
     const redirect = await services.redirects.deleteRedirect(pathParam(request, 'id'))
-    return done(request, reply, '/admin/redirects', {
+    return done(request, reply, url`/admin/redirects`, {
       kind: 'success',
       text: `Redirect from ${redirect.fromPath} deleted.`,
     })
@@ -136,7 +137,7 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
 
   app.post('/redirects/flatten', MANAGE, async (request, reply) => {
     const count = await services.redirects.flattenChains()
-    return done(request, reply, '/admin/redirects', {
+    return done(request, reply, url`/admin/redirects`, {
       kind: 'success',
       text:
         count === 0
@@ -155,7 +156,7 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
     try {
       const result = await services.redirects.importCsv(csv)
       const chains = result.chains.length
-      return done(request, reply, '/admin/redirects', {
+      return done(request, reply, url`/admin/redirects`, {
         kind: 'success',
         text: `Imported: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged.${chains > 0 ? ` ${chains} redirect${chains === 1 ? ' forms a chain' : 's form chains'}: see below.` : ''}`,
       })

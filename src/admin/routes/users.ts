@@ -3,6 +3,7 @@ import { ValidationError } from '../../errors.js'
 import type { Services } from '../../services/index.js'
 import type { Role } from '../../services/roles.js'
 import type { UserView } from '../../services/users.js'
+import { url } from '../html.js'
 import { field, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { sendPage } from '../views/layout.js'
 import { deleteUserPage, type KeyCounts, newUserPage, userCreatedPage, usersPage } from '../views/users.js'
@@ -48,7 +49,7 @@ export function registerUserRoutes(app: FastifyInstance, services: Services): vo
       text = await apply(user)
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error
-      return redirectWithFlash(services.sessions, request, reply, '/admin/users', {
+      return redirectWithFlash(services.sessions, request, reply, url`/admin/users`, {
         kind: 'error',
         text: error.message,
       })
@@ -56,10 +57,16 @@ export function registerUserRoutes(app: FastifyInstance, services: Services): vo
     const self = user.id === session.user.id
     const after = self ? (await services.users.listUsers()).find((other) => other.id === user.id) : undefined
     const stillAdmin = !self || (after?.role === 'global_admin' && after.status === 'active')
-    return redirectWithFlash(services.sessions, request, reply, stillAdmin ? '/admin/users' : '/admin', {
-      kind: 'success',
-      text,
-    })
+    return redirectWithFlash(
+      services.sessions,
+      request,
+      reply,
+      stillAdmin ? url`/admin/users` : url`/admin`,
+      {
+        kind: 'success',
+        text,
+      },
+    )
   }
 
   app.get('/users', { config: access }, async (request, reply) =>

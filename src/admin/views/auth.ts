@@ -1,5 +1,5 @@
 import { MIN_PASSWORD_LENGTH } from '../../services/users.js'
-import { html, type SafeHtml } from '../html.js'
+import { html, type SafeHtml, type SafeUrl } from '../html.js'
 import { csrfField, errorSummary, textField } from './components.js'
 import { layout } from './layout.js'
 
@@ -26,7 +26,7 @@ export function setupPage(input: { csrf: string; email?: string; problems?: stri
 export function loginPage(input: {
   csrf: string
   email?: string
-  next?: string
+  next?: SafeUrl
   problems?: string[]
   notice?: string
 }): SafeHtml {

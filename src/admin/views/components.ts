@@ -1,5 +1,5 @@
 import type { Flash } from '../../services/sessions.js'
-import { html, type Renderable, type SafeHtml } from '../html.js'
+import { html, type Renderable, type SafeHtml, type SafeUrl } from '../html.js'
 import { CSRF_FIELD } from '../security.js'
 
 export const csrfField = (token: string) => html`<input type="hidden" name="${CSRF_FIELD}" value="${token}">`
@@ -9,7 +9,7 @@ export const csrfField = (token: string) => html`<input type="hidden" name="${CS
  * `fields` are sent along as hidden inputs.
  */
 export function postButton(input: {
-  action: string
+  action: SafeUrl
   csrf: string
   label: string
   fields?: Record<string, string>
@@ -60,7 +60,7 @@ export function pagination(input: {
   page: number
   pageSize: number
   total: number
-  href: (page: number) => string
+  href: (page: number) => SafeUrl
 }) {
   const pages = Math.max(1, Math.ceil(input.total / input.pageSize))
   if (pages <= 1 && input.page <= 1) return html``
@@ -117,10 +117,10 @@ export function textField(input: {
 export function confirmation(input: {
   heading: string
   consequences: Renderable
-  action: string
+  action: SafeUrl
   csrf: string
   confirmLabel: string
-  cancelHref: string
+  cancelHref: SafeUrl
 }): SafeHtml {
   return html`<section class="panel confirm">
   <h1>${input.heading}</h1>
@@ -144,14 +144,13 @@ export function switchButton(input: {
   /** The labels that switch it off and on, e.g. `['Deactivate', 'Activate']`. */
   labels: readonly [off: string, on: string]
   /** One address taking the new state in `field`, or one address per direction. */
-  action: string | { off: string; on: string }
+  action: SafeUrl | { off: SafeUrl; on: SafeUrl }
   field?: string
   /** Sent along, e.g. the list page to come back to. */
   fields?: Record<string, string>
 }): SafeHtml {
   const label = input.isOn ? input.labels[0] : input.labels[1]
-  const action =
-    typeof input.action === 'string' ? input.action : input.isOn ? input.action.off : input.action.on
+  const action = 'off' in input.action ? (input.isOn ? input.action.off : input.action.on) : input.action
   const fields = { ...(input.field ? { [input.field]: String(!input.isOn) } : {}), ...input.fields }
   return postButton({ action, csrf: input.csrf, label, fields, ariaLabel: `${label} ${input.subject}` })
 }
@@ -159,9 +158,9 @@ export function switchButton(input: {
 /** A row's actions: edit (when it can be edited), its switch, and a link to confirm removing it. */
 export function rowActions(input: {
   subject: string
-  edit?: string
+  edit?: SafeUrl
   toggle: SafeHtml
-  remove: { href: string; label: string }
+  remove: { href: SafeUrl; label: string }
 }): SafeHtml {
   const edit = input.edit
     ? html`<a class="button secondary" href="${input.edit}" aria-label="Edit ${input.subject}">Edit</a>`

@@ -2,7 +2,7 @@ import type { Page, Submission } from '../../schemas.js'
 import type { AdminForm } from '../../services/content-admin.js'
 import { MAX_NOTES_LENGTH } from '../../services/content-admin.js'
 import type { AdminSession } from '../../services/sessions.js'
-import { html, type SafeHtml } from '../html.js'
+import { html, type SafeHtml, url } from '../html.js'
 import {
   badge,
   csrfField,
@@ -41,12 +41,12 @@ export function formsPage(input: {
   ]
   const rows = forms.items.map((form) => [
     showSubmissions
-      ? html`<a href="/admin/forms/${form.id}/submissions"><strong>${form.title}</strong></a>`
+      ? html`<a href="${url`/admin/forms/${form.id}/submissions`}"><strong>${form.title}</strong></a>`
       : html`<strong>${form.title}</strong>`,
     form.description ?? html`<span class="muted">None</span>`,
     ...(showSubmissions
       ? [
-          html`<a href="/admin/forms/${form.id}/submissions" aria-label="${form.submissionCount} submissions to ${form.title}">${form.submissionCount}</a>`,
+          html`<a href="${url`/admin/forms/${form.id}/submissions`}" aria-label="${form.submissionCount} submissions to ${form.title}">${form.submissionCount}</a>`,
         ]
       : []),
     form.isActive ? badge('Active', 'good') : badge('Inactive', 'neutral'),
@@ -57,7 +57,7 @@ export function formsPage(input: {
             subject: form.title,
             isOn: form.isActive,
             labels: ['Deactivate', 'Activate'],
-            action: `/admin/forms/${form.id}/active`,
+            action: url`/admin/forms/${form.id}/active`,
             field: 'active',
             fields: { page: String(forms.page) },
           }),
@@ -74,7 +74,7 @@ ${
   forms.total === 0
     ? emptyState('No forms yet', IMPORT_HINT)
     : html`${table({ caption: 'Forms', columns, rows, rowIds: forms.items.map((form) => `form-${form.id}`) })}
-${pagination({ ...forms, href: (page) => `/admin/forms?page=${page}` })}`
+${pagination({ ...forms, href: (page) => url`/admin/forms?page=${page}` })}`
 }`,
   })
 }
@@ -111,19 +111,19 @@ function submissionCard(submission: Submission, csrf: string, page: number): Saf
   </details>
   <div class="actions">
     ${postButton({
-      action: `/admin/submissions/${id}/read`,
+      action: url`/admin/submissions/${id}/read`,
       csrf,
       label: submission.isRead ? 'Mark as unread' : 'Mark as read',
       fields: { read: submission.isRead ? 'false' : 'true', ...returnTo },
     })}
     ${postButton({
-      action: `/admin/submissions/${id}/star`,
+      action: url`/admin/submissions/${id}/star`,
       csrf,
       label: submission.isStarred ? 'Unstar' : 'Star',
       fields: { starred: submission.isStarred ? 'false' : 'true', ...returnTo },
     })}
   </div>
-  <form method="post" action="/admin/submissions/${id}/notes" class="notes">
+  <form method="post" action="${url`/admin/submissions/${id}/notes`}" class="notes">
     ${csrfField(csrf)}<input type="hidden" name="page" value="${page}">
     <label for="notes-${id}">Notes</label>
     <textarea id="notes-${id}" name="notes" rows="2" maxlength="${MAX_NOTES_LENGTH}">${submission.notes ?? ''}</textarea>
@@ -150,7 +150,7 @@ ${
   submissions.total === 0
     ? emptyState('No submissions yet', 'What visitors send through this form will appear here, newest first.')
     : html`<div class="submissions">${submissions.items.map((submission) => submissionCard(submission, session.csrfToken, submissions.page))}</div>
-${pagination({ ...submissions, href: (page) => `/admin/forms/${form.id}/submissions?page=${page}` })}`
+${pagination({ ...submissions, href: (page) => url`/admin/forms/${form.id}/submissions?page=${page}` })}`
 }`,
   })
 }
@@ -176,7 +176,7 @@ export function pagesPage(input: {
             subject: page.title,
             isOn: page.isPublished,
             labels: ['Unpublish', 'Publish'],
-            action: `/admin/pages/${page.id}/published`,
+            action: url`/admin/pages/${page.id}/published`,
             field: 'published',
             fields: { page: String(pages.page) },
           }),
@@ -193,7 +193,7 @@ ${
   pages.total === 0
     ? emptyState('No pages yet', IMPORT_HINT)
     : html`${table({ caption: 'Pages', columns, rows, rowIds: pages.items.map((page) => `page-${page.id}`) })}
-${pagination({ ...pages, href: (page) => `/admin/pages?page=${page}` })}`
+${pagination({ ...pages, href: (page) => url`/admin/pages?page=${page}` })}`
 }`,
   })
 }

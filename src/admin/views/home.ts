@@ -1,10 +1,10 @@
 import type { AdminSession } from '../../services/sessions.js'
-import { html, type SafeHtml } from '../html.js'
+import { html, type SafeHtml, type SafeUrl } from '../html.js'
 import { layout, ROLE_LABELS } from './layout.js'
 
 export interface OverviewCard {
   title: string
-  href: string
+  href: SafeUrl
   figure: string
   detail: string
   warning?: string

@@ -1,6 +1,6 @@
 import type { ApiKeyView } from '../../services/keys.js'
 import type { AdminSession } from '../../services/sessions.js'
-import { html, type SafeHtml } from '../html.js'
+import { html, type SafeHtml, url } from '../html.js'
 import {
   badge,
   confirmation,
@@ -32,9 +32,9 @@ function keyActions(key: ApiKeyView, csrf: string): SafeHtml {
       subject: key.name,
       isOn: key.status === 'active',
       labels: ['Deactivate', 'Activate'],
-      action: { off: `/admin/keys/${key.id}/deactivate`, on: `/admin/keys/${key.id}/activate` },
+      action: { off: url`/admin/keys/${key.id}/deactivate`, on: url`/admin/keys/${key.id}/activate` },
     }),
-    remove: { href: `/admin/keys/${key.id}/revoke`, label: 'Revoke' },
+    remove: { href: url`/admin/keys/${key.id}/revoke`, label: 'Revoke' },
   })
 }
 
@@ -128,10 +128,10 @@ export function revokeKeyPage(input: { session: AdminSession; key: ApiKeyView })
       heading: `Revoke the API key “${key.name}”?`,
       consequences: html`<p>Programs using <code>${keyLabel(key)}</code> will be refused from their very next request.
       A revoked key cannot be activated again; it stays in the list, marked revoked. To pause a key instead, deactivate it.</p>`,
-      action: `/admin/keys/${key.id}/revoke`,
+      action: url`/admin/keys/${key.id}/revoke`,
       csrf: session.csrfToken,
       confirmLabel: 'Revoke key',
-      cancelHref: '/admin/keys',
+      cancelHref: url`/admin/keys`,
     }),
   })
 }

@@ -2,7 +2,7 @@ import type { Redirect } from '../../schemas.js'
 import type { RedirectChain } from '../../services/redirect-rules.js'
 import { CSV_COLUMNS, describeChain } from '../../services/redirects.js'
 import type { AdminSession } from '../../services/sessions.js'
-import { html, type SafeHtml } from '../html.js'
+import { html, type SafeHtml, url } from '../html.js'
 import {
   badge,
   confirmation,
@@ -32,7 +32,7 @@ function chainWarning(chains: RedirectChain[], csrf: string, canManage: boolean)
   <p>Visitors following these are redirected more than once, which is slower and loses search ranking.
   Flattening points each one straight at the end of its chain.</p>
   <ul class="chains">${listed.map((chain) => html`<li><code>${describeChain(chain)}</code></li>`)}${rest > 0 ? html`<li>…and ${rest} more</li>` : ''}</ul>
-  ${canManage ? postButton({ action: '/admin/redirects/flatten', csrf, label: 'Flatten chains', variant: 'primary' }) : ''}
+  ${canManage ? postButton({ action: url`/admin/redirects/flatten`, csrf, label: 'Flatten chains', variant: 'primary' }) : ''}
 </section>`
 }
 
@@ -40,17 +40,17 @@ function redirectActions(redirect: Redirect, csrf: string, page: number): SafeHt
   const subject = `the redirect from ${redirect.fromPath}`
   return rowActions({
     subject,
-    edit: `/admin/redirects/${redirect.id}/edit`,
+    edit: url`/admin/redirects/${redirect.id}/edit`,
     toggle: switchButton({
       csrf,
       subject,
       isOn: redirect.isActive,
       labels: ['Deactivate', 'Activate'],
-      action: `/admin/redirects/${redirect.id}/active`,
+      action: url`/admin/redirects/${redirect.id}/active`,
       field: 'active',
       fields: { page: String(page) },
     }),
-    remove: { href: `/admin/redirects/${redirect.id}/delete`, label: 'Delete' },
+    remove: { href: url`/admin/redirects/${redirect.id}/delete`, label: 'Delete' },
   })
 }
 
@@ -92,7 +92,7 @@ ${
           : undefined,
       )
     : html`${table({ caption: 'Redirects', columns, rows, rowIds: redirects.items.map((r) => `redirect-${r.id}`) })}
-${pagination({ ...redirects, href: (page) => `/admin/redirects?page=${page}` })}`
+${pagination({ ...redirects, href: (page) => url`/admin/redirects?page=${page}` })}`
 }`,
   })
 }
@@ -121,7 +121,7 @@ export function redirectFormPage(input: {
     body: html`<section class="panel narrow">
   <h1>${heading}</h1>
   ${errorSummary(input.problems ?? [])}
-  <form method="post" action="${editing ? `/admin/redirects/${input.id}` : '/admin/redirects'}" class="stack">
+  <form method="post" action="${input.id !== undefined ? url`/admin/redirects/${input.id}` : url`/admin/redirects`}" class="stack">
     ${csrfField(session.csrfToken)}
     ${textField({ name: 'fromPath', label: 'From path', value: values.fromPath, required: true, autofocus: true, placeholder: '/old-page', hint: 'The path visitors ask for. It starts with one /, and has no query string (?) or fragment (#).' })}
     ${textField({ name: 'toPath', label: 'To path', value: values.toPath, required: true, placeholder: '/new-page', hint: 'Where they are sent, on this site. Paths starting with // are refused: they would send visitors to another site.' })}
@@ -186,10 +186,10 @@ export function deleteRedirectPage(input: { session: AdminSession; redirect: Red
       heading: `Delete the redirect from ${redirect.fromPath}?`,
       consequences: html`<p>Visitors asking for <code>${redirect.fromPath}</code> will no longer be sent to
       <code>${redirect.toPath}</code>. To stop it for a while instead, deactivate it.</p>`,
-      action: `/admin/redirects/${redirect.id}/delete`,
+      action: url`/admin/redirects/${redirect.id}/delete`,
       csrf: session.csrfToken,
       confirmLabel: 'Delete redirect',
-      cancelHref: '/admin/redirects',
+      cancelHref: url`/admin/redirects`,
     }),
   })
 }

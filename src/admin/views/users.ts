@@ -1,7 +1,7 @@
 import { ROLES, type Role } from '../../services/roles.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { MIN_PASSWORD_LENGTH, type UserView } from '../../services/users.js'
-import { html, type SafeHtml } from '../html.js'
+import { html, type SafeHtml, url } from '../html.js'
 import {
   badge,
   confirmation,
@@ -35,7 +35,7 @@ const keysText = (counts: KeyCounts) =>
 
 function roleForm(user: UserView, csrf: string): SafeHtml {
   const id = `role-${user.id}`
-  return html`<form class="inline role-form" method="post" action="/admin/users/${user.id}/role">
+  return html`<form class="inline role-form" method="post" action="${url`/admin/users/${user.id}/role`}">
   ${csrfField(csrf)}
   <label class="visually-hidden" for="${id}">Role of ${user.email}</label>
   <select id="${id}" name="role">${ROLES.map(
@@ -54,9 +54,9 @@ function userActions(user: UserView, csrf: string): SafeHtml {
       subject: user.email,
       isOn: user.status === 'active',
       labels: ['Disable', 'Enable'],
-      action: { off: `/admin/users/${user.id}/disable`, on: `/admin/users/${user.id}/enable` },
+      action: { off: url`/admin/users/${user.id}/disable`, on: url`/admin/users/${user.id}/enable` },
     }),
-    remove: { href: `/admin/users/${user.id}/delete`, label: 'Delete' },
+    remove: { href: url`/admin/users/${user.id}/delete`, label: 'Delete' },
   })
 }
 
@@ -171,10 +171,10 @@ export function deleteUserPage(input: { session: AdminSession; user: UserView; k
       heading: `Delete ${user.email}?`,
       consequences: html`<p>They will no longer be able to sign in, and are signed out now. ${keyText}</p>
       <p>This cannot be undone. To stop them for a while instead, disable them: that can be reversed.</p>`,
-      action: `/admin/users/${user.id}/delete`,
+      action: url`/admin/users/${user.id}/delete`,
       csrf: session.csrfToken,
       confirmLabel: 'Delete user',
-      cancelHref: '/admin/users',
+      cancelHref: url`/admin/users`,
     }),
   })
 }

@@ -1,4 +1,6 @@
 import { Type } from '@sinclair/typebox'
+import { NotFoundError } from '../../../errors.js'
+import { isSafeId } from '../../../ids.js'
 import { SubmissionSchema } from '../../../schemas.js'
 import type { ContentService } from '../../../services/content.js'
 import { listRoute } from './list-route.js'
@@ -15,6 +17,10 @@ export const submissionsRoute = (content: ContentService) =>
     permission: 'submissions:read',
     item: SubmissionSchema,
     params: Type.Object({ id: Type.String({ description: 'form id', examples: ['form_contact'] }) }),
-    list: ({ page, pageSize }, params, version) =>
-      content.listSubmissionsForForm(params.id, { page, pageSize }, version),
+    list: ({ page, pageSize }, params, version) => {
+      // No form has an id outside the id alphabet: answered without a query, so no NUL or other
+      // hostile text reaches the database.
+      if (!isSafeId(params.id)) throw new NotFoundError(`Form '${params.id}' not found`)
+      return content.listSubmissionsForForm(params.id, { page, pageSize }, version)
+    },
   })
