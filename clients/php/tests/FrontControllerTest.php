@@ -1,0 +1,88 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Lectern\Tests;
+
+use Lectern\Tests\Support\PhpServer;
+use Lectern\Tests\Support\TestServer;
+use PHPUnit\Framework\TestCase;
+
+/**
+ * End to end: a front controller calling `Lectern\applyRedirects()` (fixtures/front.php), served by
+ * PHP's built-in web server, answers every case of spec/redirect-cases.json over real HTTP.
+ */
+final class FrontControllerTest extends TestCase
+{
+    private static ?PhpServer $fromCases = null;
+
+    public static function tearDownAfterClass(): void
+    {
+        self::$fromCases?->stop();
+        self::$fromCases = null;
+    }
+
+    /** @return iterable<string, array{string, array{status: int, location: string}|null, string|null}> */
+    public function cases(): iterable
+    {
+        foreach (TestServer::spec('redirect-cases.json')['cases'] as $case) {
+            yield $case['name'] => [$case['target'], $case['expect'], $case['skip']['php'] ?? null];
+        }
+    }
+
+    /**
+     * @dataProvider cases
+     *
+     * @param array{status: int, location: string}|null $expect
+     */
+    public function testTheFrontControllerAnswersEachCaseOverHttp(string $target, ?array $expect, ?string $skip): void
+    {
+        if ($skip !== null) {
+            $this->markTestSkipped($skip);
+        }
+        self::$fromCases ??= new PhpServer(__DIR__ . '/fixtures/front.php', ['LECTERN_REDIRECTS' => TestServer::repositoryRoot() . '/spec/redirect-cases.json']);
+        // A browser sends non-ASCII bytes percent-encoded (and PHP's built-in server refuses raw ones);
+        // decoding once gives the same path, so the expected answer is the same.
+        $sent = preg_replace_callback('/[\x80-\xFF ]/', static fn (array $m) => rawurlencode($m[0]), $target);
+
+        [$status, $location, $body] = self::$fromCases->get($sent);
+
+        if ($expect === null) {
+            $this->assertSame(200, $status, "no redirect for $target, got $status $location");
+            $this->assertNull($location);
+            $this->assertSame('served ' . $sent, $body, 'the site served the request');
+        } else {
+            $this->assertSame([$expect['status'], $expect['location']], [$status, $location]);
+            $this->assertSame('', $body, 'nothing after the redirect');
+        }
+    }
+
+    public function testAFrontControllerLoadsTheRedirectsFromLecternThroughItsCacheFile(): void
+    {
+        $launcher = TestServer::launcher();
+        $cacheFile = sys_get_temp_dir() . '/lectern-front-' . bin2hex(random_bytes(6)) . '.json';
+        $server = new PhpServer(__DIR__ . '/fixtures/front.php', [
+            'LECTERN_BASE_URL' => $launcher['baseUrl'],
+            'LECTERN_API_KEY' => $launcher['keys']['viewer'],
+            'LECTERN_CACHE_FILE' => $cacheFile,
+        ]);
+        try {
+            $this->assertSame([301, '/chain-c?utm=x'], \array_slice($server->get('/chain-a?utm=x'), 0, 2));
+            $this->assertFileExists($cacheFile);
+            $this->assertSame([302, '/neu-%C3%BC'], \array_slice($server->get('/%C3%BCber'), 0, 2));
+            $this->assertSame([200, null, 'served /retired'], $server->get('/retired'));
+            $this->assertStringNotContainsString($launcher['keys']['viewer'], (string) file_get_contents($cacheFile), 'the cache file never holds the key');
+        } finally {
+            $server->stop();
+            @unlink($cacheFile);
+            @unlink($cacheFile . '.lock');
+        }
+    }
+
+    public function testTheAbsoluteFormAProxySendsIsMatchedByItsPath(): void
+    {
+        self::$fromCases ??= new PhpServer(__DIR__ . '/fixtures/front.php', ['LECTERN_REDIRECTS' => TestServer::repositoryRoot() . '/spec/redirect-cases.json']);
+
+        $this->assertSame([301, '/new?a=1'], \array_slice(self::$fromCases->get('http://example.com/old?a=1'), 0, 2));
+    }
+}
