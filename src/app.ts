@@ -26,7 +26,9 @@ import type { Services } from './services/index.js'
 
 export interface AppDependencies {
   config: Pick<Config, 'ERROR_STYLE' | 'LOG_LEVEL'> &
-    Partial<Pick<Config, 'TRUST_PROXY' | 'ADMIN_DASHBOARD' | 'API_REFERENCE'>>
+    Partial<
+      Pick<Config, 'TRUST_PROXY' | 'ADMIN_DASHBOARD' | 'API_REFERENCE' | 'METRICS_PORT' | 'METRICS_TOKEN'>
+    >
   services: Services
   limiter: RateLimiter
   /** Set `draining` to make `/readyz` fail while the API keeps serving, ahead of a shutdown. */
@@ -149,6 +151,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         'Retry-After': String(UNAVAILABLE_RETRY_AFTER_S),
       })
     }
+    // During the grace period requests are still served, but each connection is closed after its
+    // response: a keep-alive client (or a balancer pinning connections to this instance) reconnects
+    // and lands on an instance that stays, instead of finding this one gone mid-request.
+    if (deps.lifecycle?.draining) reply.header('Connection', 'close')
     if (request.url.length > MAX_URL_LENGTH) throw new ApiError('uri_too_long', 'The request URL is too long')
     // HTTP/1.1 requires Host (RFC 9112 §3.2); HTTP/1.0 clients may leave it out.
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
@@ -168,7 +174,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const probeLogLevel: LogLevel = ['fatal', 'error', 'silent'].includes(deps.config.LOG_LEVEL)
     ? deps.config.LOG_LEVEL
     : 'warn'
-  const metrics = registerMetrics(app, { ...deps, logLevel: probeLogLevel })
+  const metrics = registerMetrics(app, {
+    ...deps,
+    logLevel: probeLogLevel,
+    access: { token: deps.config.METRICS_TOKEN, onApiPort: deps.config.METRICS_PORT === undefined },
+  })
 
   // Liveness: the process answers. It stays up while the database is down, so an orchestrator
   // does not restart an instance that will recover by itself.

@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox'
+import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { ValidationError } from './errors.js'
 
@@ -45,6 +45,24 @@ export const ConfigSchema = Type.Object({
     default: 'on',
     description: 'serve the API reference page at /docs',
   }),
+  METRICS_PORT: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 65535,
+      description: 'serve /metrics on this port (at METRICS_HOST) instead of the API port',
+    }),
+  ),
+  METRICS_HOST: Type.String({
+    minLength: 1,
+    default: '127.0.0.1',
+    description: 'interface the METRICS_PORT listener binds',
+  }),
+  METRICS_TOKEN: Type.Optional(
+    Type.String({
+      minLength: 16,
+      description: '/metrics requires `Authorization: Bearer <METRICS_TOKEN>` (at least 16 characters)',
+    }),
+  ),
   SHUTDOWN_GRACE_MS: Type.Integer({
     minimum: 0,
     maximum: 60_000,
@@ -69,7 +87,13 @@ export function trustProxySetting(
   return value.split(',')
 }
 
-const NUMERIC_KEYS = ['PORT', 'RATE_LIMIT_PER_HOUR', 'RATE_LIMIT_PER_SECOND', 'SHUTDOWN_GRACE_MS'] as const
+const NUMERIC_KEYS = [
+  'PORT',
+  'RATE_LIMIT_PER_HOUR',
+  'RATE_LIMIT_PER_SECOND',
+  'SHUTDOWN_GRACE_MS',
+  'METRICS_PORT',
+] as const
 
 /**
  * Parses settings from `env` (and overrides such as CLI flags), applying defaults. Throws a
@@ -90,11 +114,36 @@ export function loadConfig(
     if (typeof value === 'string' && /^[0-9]{1,10}$/.test(value)) raw[key] = Number(value)
   }
   const withDefaults = Value.Default(ConfigSchema, raw)
-  const problems = [...Value.Errors(ConfigSchema, withDefaults)].map(
-    (e) => `${e.path.slice(1) || 'config'}: ${e.message} (got ${JSON.stringify(e.value)})`,
-  )
+  // A union reports once per member it failed; one line per setting is what a person can act on.
+  const problems = [
+    ...new Map(
+      [...Value.Errors(ConfigSchema, withDefaults)].map((e) => {
+        const key = e.path.slice(1) || 'config'
+        return [key, `${key} ${expectation(key, e.message)} (got ${JSON.stringify(e.value)})`]
+      }),
+    ).values(),
+  ]
   if (problems.length > 0) {
     throw new ValidationError(`Invalid configuration: ${problems.join('; ')}`, problems)
   }
   return withDefaults as Config
+}
+
+/**
+ * What a setting accepts, said so that the reader can fix it: the allowed values of a choice, the
+ * range of a number. Settings the schema does not describe that way keep TypeBox's own message.
+ */
+function expectation(key: string, fallback: string): string {
+  const schema = (ConfigSchema.properties as Record<string, TSchema | undefined>)[key]
+  if (!schema) return `: ${fallback}`
+  const choices = (schema.anyOf as TSchema[] | undefined)?.map((member) => member.const)
+  if (choices?.every((choice) => typeof choice === 'string')) return `must be one of ${choices.join(', ')}`
+  if (schema.type === 'integer') {
+    const { minimum, maximum } = schema as { minimum?: number; maximum?: number }
+    if (minimum === 1) return `must be a positive integer (at most ${maximum})`
+    return `must be an integer from ${minimum} to ${maximum}`
+  }
+  if (schema.type === 'string' && schema.minLength !== undefined && schema.pattern === undefined)
+    return `must be at least ${schema.minLength} characters long`
+  return `must be ${schema.description}`
 }

@@ -1,8 +1,10 @@
+import type { Server } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { type DatabaseHandle, openDatabase } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
+import { serveMetrics } from './http/metrics.js'
 import { createRateLimiter } from './ratelimit/index.js'
 import { createServices } from './services/index.js'
 
@@ -11,6 +13,8 @@ export interface RunningServer {
   database: DatabaseHandle
   /** The address actually bound, e.g. `http://127.0.0.1:3000`. */
   url: string
+  /** Where `/metrics` is served when `METRICS_PORT` is set. */
+  metricsUrl?: string
   /** How long a shutdown may take before the process gives up waiting and exits non-zero. */
   shutdownTimeoutMs: number
   /**
@@ -39,11 +43,25 @@ export async function startServer(
   const lifecycle = { draining: false }
   app = await buildApp({ config, services: createServices(database), limiter, database, lifecycle })
   const url = await app.listen({ port: config.PORT, host: config.HOST })
+  let metricsServer: Server | undefined
+  let metricsUrl: string | undefined
+  if (config.METRICS_PORT !== undefined) {
+    const served = await serveMetrics(app.metrics, {
+      host: config.METRICS_HOST,
+      port: config.METRICS_PORT,
+      token: config.METRICS_TOKEN,
+      style: config.ERROR_STYLE,
+    })
+    metricsServer = served.server
+    metricsUrl = served.url
+    app.log.info(`Metrics listening at ${metricsUrl}`)
+  }
   let closing: Promise<void> | undefined
   const server: RunningServer = {
     app,
     database,
     url,
+    metricsUrl,
     shutdownTimeoutMs: config.SHUTDOWN_GRACE_MS + 10_000,
     close() {
       closing ??= (async () => {
@@ -51,6 +69,13 @@ export async function startServer(
         if (config.SHUTDOWN_GRACE_MS > 0)
           await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_GRACE_MS))
         await app.close()
+        if (metricsServer) {
+          const server = metricsServer
+          await new Promise<void>((resolve) => {
+            server.close(() => resolve())
+            server.closeAllConnections()
+          })
+        }
         await limiter.close()
         await database.close()
       })()

@@ -1,11 +1,129 @@
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { FastifyInstance, LogLevel } from 'fastify'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { DatabaseHandle } from '../db/database.js'
+import { ApiError, type ErrorStyle, errorLabel } from '../errors.js'
 import type { RateLimiter } from '../ratelimit/limiter.js'
 
 export interface Metrics {
   registry: Registry
   rateLimitRejections: Counter
+}
+
+/** Who may read `/metrics`, from `METRICS_TOKEN` and `METRICS_PORT`. */
+export interface MetricsAccess {
+  /** When set, every scrape must send `Authorization: Bearer <token>`, wherever metrics are served. */
+  token?: string
+  /** False when a separate listener (`METRICS_PORT`) serves them: the API port then has no `/metrics`. */
+  onApiPort: boolean
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This app's metrics, for a separate metrics listener (`serveMetrics`). */
+    metrics: Metrics
+  }
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/
+const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip'] as const
+
+const digest = (value: string) => createHash('sha256').update(value).digest()
+
+/** Compares a presented token with the configured one in constant time (digests have one length). */
+function tokenMatches(expected: string, authorization: string | undefined): boolean {
+  const match = /^Bearer +(\S+) *$/i.exec(authorization ?? '')
+  return match !== null && timingSafeEqual(digest(match[1]), digest(expected))
+}
+
+/**
+ * Why a scrape is refused, or undefined when it may read the metrics. With a token, the token
+ * decides. Without one, only this machine may read them on the API port: a direct connection from
+ * a loopback address that no proxy forwarded (a reverse proxy on the same machine connects from
+ * loopback too, but says whom it forwards). Anyone else gets the 404 that an unknown path gets, so
+ * the endpoint does not advertise itself.
+ */
+export function metricsRefusal(
+  access: Pick<MetricsAccess, 'token'>,
+  request: { headers: IncomingHttpHeaders; remoteAddress: string | undefined; separateListener: boolean },
+): ApiError | undefined {
+  if (access.token !== undefined) {
+    const authorization = request.headers.authorization
+    if (authorization === undefined || authorization.trim() === '')
+      return new ApiError('missing_authorization_header', 'The metrics need a bearer token', {
+        'WWW-Authenticate': 'Bearer',
+      })
+    return tokenMatches(access.token, authorization)
+      ? undefined
+      : new ApiError('invalid_api_key', 'The metrics token is not right', {
+          'WWW-Authenticate': 'Bearer error="invalid_token"',
+        })
+  }
+  if (request.separateListener) return undefined
+  const forwarded = FORWARDING_HEADERS.some((name) => request.headers[name] !== undefined)
+  if (!forwarded && LOOPBACK.test(request.remoteAddress ?? '')) return undefined
+  return new ApiError('resource_not_found', 'The requested resource does not exist')
+}
+
+/**
+ * Serves the app's metrics on a listener of their own (`METRICS_PORT` at `METRICS_HOST`), so that
+ * the API port never exposes them. Only `GET /metrics` is served there; everything else is a 404.
+ */
+export async function serveMetrics(
+  metrics: Metrics,
+  options: { host: string; port: number; token?: string; style: ErrorStyle },
+): Promise<{ server: Server; url: string }> {
+  const server = createServer((request, response) => {
+    const send = (status: number, type: string, body: string, headers: Record<string, string> = {}) =>
+      response
+        .writeHead(status, {
+          'Content-Type': type,
+          'Content-Length': Buffer.byteLength(body),
+          'X-Request-Id': randomUUID(),
+          ...headers,
+        })
+        .end(request.method === 'HEAD' ? undefined : body)
+    const path = (request.url ?? '').split('?')[0]
+    const refusal =
+      path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')
+        ? new ApiError('resource_not_found', 'The requested resource does not exist')
+        : metricsRefusal(options, {
+            headers: request.headers,
+            remoteAddress: request.socket.remoteAddress,
+            separateListener: true,
+          })
+    if (refusal) {
+      const body = JSON.stringify({
+        error: errorLabel(refusal.type, options.style),
+        message: refusal.message,
+      })
+      send(refusal.status, 'application/json; charset=utf-8', body, refusal.headers)
+      return
+    }
+    metrics.registry.metrics().then(
+      (text) => send(200, metrics.registry.contentType, text),
+      () =>
+        send(
+          500,
+          'application/json; charset=utf-8',
+          JSON.stringify({
+            error: errorLabel('internal_error', options.style),
+            message: 'The metrics could not be collected',
+          }),
+        ),
+    )
+  })
+  server.keepAliveTimeout = 5_000
+  server.requestTimeout = 10_000
+  server.headersTimeout = 5_000
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port, options.host, () => resolve())
+  })
+  const address = server.address() as { address: string; port: number }
+  const host = address.address.includes(':') ? `[${address.address}]` : address.address
+  return { server, url: `http://${host}:${address.port}` }
 }
 
 /**
@@ -15,7 +133,12 @@ export interface Metrics {
  */
 export function registerMetrics(
   app: FastifyInstance,
-  deps: { database: Pick<DatabaseHandle, 'poolStats'>; limiter: RateLimiter; logLevel: LogLevel },
+  deps: {
+    database: Pick<DatabaseHandle, 'poolStats'>
+    limiter: RateLimiter
+    logLevel: LogLevel
+    access: MetricsAccess
+  },
 ): Metrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: 'lectern_' })
@@ -76,9 +199,18 @@ export function registerMetrics(
     latency.observe({ method: request.method, route }, reply.elapsedTime / 1000)
   })
 
-  app.get('/metrics', { logLevel: deps.logLevel }, async (_request, reply) =>
-    reply.type(registry.contentType).send(await registry.metrics()),
-  )
-
-  return { registry, rateLimitRejections }
+  const metrics = { registry, rateLimitRejections }
+  app.decorate('metrics', metrics)
+  if (deps.access.onApiPort) {
+    app.get('/metrics', { logLevel: deps.logLevel }, async (request, reply) => {
+      const refusal = metricsRefusal(deps.access, {
+        headers: request.headers,
+        remoteAddress: request.socket.remoteAddress,
+        separateListener: false,
+      })
+      if (refusal) throw refusal
+      return reply.type(registry.contentType).send(await registry.metrics())
+    })
+  }
+  return metrics
 }
