@@ -1,3 +1,4 @@
+import { ResponseMemory } from './response-memory.js'
 import type {
   Form,
   ListFormSubmissionsParams,
@@ -12,9 +13,11 @@ import type {
 import {
   DEFAULT_RETRY,
   type FetchFunction,
+  type LastResponse,
   type RateLimitState,
   type RequestOptions,
   type RetryOptions,
+  type SleepFunction,
   Transport,
 } from './transport.js'
 
@@ -27,7 +30,27 @@ export interface LecternOptions {
   fetch?: FetchFunction
   /** Retries of `429` and `503` (see {@link RetryOptions}); `false` never retries. */
   retry?: Partial<RetryOptions> | false
+  /** Retries after the first attempt (default 2; `0` never retries): the same as `retry.maxRetries`. */
+  maxRetries?: number
+  /**
+   * Milliseconds one attempt may take, response body included, before it fails with an
+   * `APITimeoutError`. Default 30 000; `0` waits for ever.
+   */
+  timeoutMs?: number
+  /**
+   * How many recent `GET` responses to remember with their `ETag` (default 100). Asking for one of
+   * them again sends `If-None-Match`, and an unchanged list costs the server a `304` and no body.
+   * `0` sends no conditional requests.
+   */
+  etagCacheSize?: number
+  /** How to wait before a retry: a fake clock's sleep in tests. Real timers by default. */
+  sleep?: SleepFunction
+  /** The source of retry jitter, a number in [0, 1): fixed in tests. `Math.random` by default. */
+  random?: () => number
 }
+
+/** The most responses remembered for conditional requests unless `etagCacheSize` says otherwise. */
+export const DEFAULT_ETAG_CACHE_SIZE = 100
 
 /** One page of a list, as every endpoint answers. */
 export interface List<Item> {
@@ -134,6 +157,7 @@ export class Lectern {
   readonly pages: Pages
   readonly redirects: Redirects
   private lastRateLimit: RateLimitState | null = null
+  private latestResponse: LastResponse | null = null
 
   constructor(options: LecternOptions) {
     if (!options.baseUrl) throw new TypeError('Lectern: baseUrl is required')
@@ -142,23 +166,54 @@ export class Lectern {
     if (typeof fetch !== 'function') {
       throw new TypeError('Lectern: no global fetch in this runtime; pass one as the `fetch` option')
     }
+    for (const name of ['maxRetries', 'timeoutMs', 'etagCacheSize'] as const) {
+      const value = options[name]
+      if (value !== undefined && !(Number.isInteger(value) && value >= 0))
+        throw new TypeError(`Lectern: ${name} must be a whole number of at least 0 (got ${String(value)})`)
+    }
+    const retry: RetryOptions | false =
+      options.retry === false
+        ? false
+        : {
+            ...DEFAULT_RETRY,
+            ...options.retry,
+            ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+          }
+    const etagCacheSize = options.etagCacheSize ?? DEFAULT_ETAG_CACHE_SIZE
     const transport = new Transport({
       baseUrl: options.baseUrl,
       apiKey: options.apiKey,
       // Called unbound: browsers refuse a `fetch` called on another object than `window`.
       fetch: (input, init) => fetch(input, init),
-      retry: options.retry === false ? false : { ...DEFAULT_RETRY, ...options.retry },
-      onRateLimit: (state) => {
-        this.lastRateLimit = state
+      retry,
+      timeoutMs: options.timeoutMs ?? 30_000,
+      memory: etagCacheSize > 0 ? new ResponseMemory(etagCacheSize) : null,
+      onResponse: (response) => {
+        this.latestResponse = response
+        if (response.rateLimit) this.lastRateLimit = response.rateLimit
       },
+      ...(options.random ? { random: options.random } : {}),
+      ...(options.sleep ? { sleep: options.sleep } : {}),
     })
     this.forms = new Forms(transport)
     this.pages = new Pages(transport)
     this.redirects = new Redirects(transport)
   }
 
-  /** The key's rate-limit state as the latest response said, or `null` before the first one. */
+  /**
+   * The key's rate-limit state as the latest response carrying it said, or `null` before the first
+   * one. Unlike `lastResponse.rateLimit`, a response without the headers (a bad key's) leaves it be.
+   */
   get rateLimit(): RateLimitState | null {
     return this.lastRateLimit
+  }
+
+  /**
+   * The last HTTP response this client received: its `status` (`304` when a remembered body was
+   * reused), `requestId` and `rateLimit`; `null` before the first. With requests in flight at
+   * once, it is whichever arrived last.
+   */
+  get lastResponse(): LastResponse | null {
+    return this.latestResponse
   }
 }

@@ -26,6 +26,12 @@ export type ErrorType = keyof typeof ERROR_TYPES
 /** The type of a failure that is not an API error: a body that is not the API's error envelope. */
 export type UnexpectedResponse = 'unexpected_response'
 
+/**
+ * The types of a request that got no response at all: the network failed (`connection_error`),
+ * the client's `timeoutMs` ran out (`timeout`), or the caller's `AbortSignal` fired (`aborted`).
+ */
+export type ConnectionFailure = 'connection_error' | 'timeout' | 'aborted'
+
 type TypesOfStatus<S extends number> = {
   [T in ErrorType]: (typeof ERROR_TYPES)[T]['status'] extends S ? T : never
 }[ErrorType]
@@ -40,15 +46,22 @@ interface ErrorDetails<T extends string> {
   retryAfter: number | null
 }
 
-/** Any error response of the API. `type` tells which; each status has a subclass. */
-export class LecternError<T extends string = ErrorType | UnexpectedResponse> extends Error {
+/**
+ * Any error of the API, or a request that got no response. `type` tells which; each status has a
+ * subclass, and {@link APIConnectionError} (status `0`) stands for no response at all.
+ */
+export class LecternError<
+  T extends string = ErrorType | UnexpectedResponse | ConnectionFailure,
+> extends Error {
   readonly status: number
   readonly type: T
   readonly requestId: string | null
   readonly retryAfter: number | null
 
-  constructor(details: ErrorDetails<T>) {
+  constructor(details: ErrorDetails<T>, options?: { cause?: unknown }) {
+    // `cause` is passed on only when given: ES2020 targets know no second argument of Error.
     super(details.message)
+    if (options && 'cause' in options) Object.defineProperty(this, 'cause', { value: options.cause })
     this.name = new.target.name
     this.status = details.status
     this.type = details.type
@@ -73,6 +86,21 @@ export class RateLimitError extends LecternError<TypesOfStatus<429>> {}
 export class ServerError extends LecternError<TypesOfStatus<500> | UnexpectedResponse> {}
 /** 503: the server cannot reach its database, or is shutting down; `retryAfter` says when to try again. */
 export class ServiceUnavailableError extends LecternError<TypesOfStatus<503>> {}
+
+/**
+ * No response arrived: the connection failed, or was cut by a timeout or an abort. `status` is `0`,
+ * `requestId` is `null`, and `cause` holds what `fetch` threw. Not retried: the request may or may
+ * not have reached the server, and only the server's own `429` and `503` say it is safe to come back.
+ */
+export class APIConnectionError<T extends ConnectionFailure = ConnectionFailure> extends LecternError<T> {
+  constructor(type: T, message: string, cause?: unknown) {
+    super({ status: 0, type, message, requestId: null, retryAfter: null }, { cause })
+  }
+}
+/** The client's `timeoutMs` ran out before the response (headers and body) arrived. */
+export class APITimeoutError extends APIConnectionError<'timeout'> {}
+/** The caller's `AbortSignal` fired, during the request or during a wait before a retry. */
+export class RequestAbortedError extends APIConnectionError<'aborted'> {}
 
 const CLASS_BY_STATUS: Record<
   (typeof ERROR_TYPES)[ErrorType]['status'],
@@ -108,9 +136,8 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000))
 }
 
-/** The error a failed response stands for, read from its `{ error, message }` body. */
-export async function errorFromResponse(response: Response): Promise<LecternError> {
-  const text = await response.text().catch(() => '')
+/** The error a failed response stands for, from its status, headers and `{ error, message }` body. */
+export function errorFromBody(status: number, headers: Headers, text: string): LecternError {
   let body: { error?: unknown; message?: unknown } = {}
   try {
     body = JSON.parse(text) as typeof body
@@ -119,15 +146,13 @@ export async function errorFromResponse(response: Response): Promise<LecternErro
   }
   const type = typeof body.error === 'string' ? TYPE_BY_LABEL.get(body.error) : undefined
   const details: ErrorDetails<never> = {
-    status: response.status,
+    status,
     type: (type ?? 'unexpected_response') as never,
     message:
-      typeof body.message === 'string'
-        ? body.message
-        : `Unexpected HTTP ${response.status} response from Lectern`,
-    requestId: response.headers.get('x-request-id'),
-    retryAfter: parseRetryAfter(response.headers.get('retry-after')),
+      typeof body.message === 'string' ? body.message : `Unexpected HTTP ${status} response from Lectern`,
+    requestId: headers.get('x-request-id'),
+    retryAfter: parseRetryAfter(headers.get('retry-after')),
   }
   if (type !== undefined) return new CLASS_BY_STATUS[ERROR_TYPES[type].status](details)
-  return response.status >= 500 ? new ServerError(details) : new LecternError(details)
+  return status >= 500 ? new ServerError(details) : new LecternError(details)
 }

@@ -1,6 +1,18 @@
-export { type AllParams, Forms, Lectern, type LecternOptions, type List, Pages, Redirects } from './client.js'
 export {
+  type AllParams,
+  DEFAULT_ETAG_CACHE_SIZE,
+  Forms,
+  Lectern,
+  type LecternOptions,
+  type List,
+  Pages,
+  Redirects,
+} from './client.js'
+export {
+  APIConnectionError,
+  APITimeoutError,
   AuthenticationError,
+  type ConnectionFailure,
   ERROR_TYPES,
   type ErrorType,
   InvalidRequestError,
@@ -9,10 +21,28 @@ export {
   NotFoundError,
   PermissionError,
   RateLimitError,
+  RequestAbortedError,
   ServerError,
   ServiceUnavailableError,
   type UnexpectedResponse,
 } from './errors.js'
+export {
+  createRedirectHandler,
+  createRedirectMiddleware,
+  type NodeRequestLike,
+  type NodeResponseLike,
+  type RedirectMiddleware,
+} from './redirect-handlers.js'
+export { createRedirectLoader, type RedirectLoader, type RedirectLoaderOptions } from './redirect-loader.js'
+export {
+  createRedirectMatcher,
+  decodeRequestPath,
+  encodeRedirectPath,
+  type RedirectMatch,
+  type RedirectMatcher,
+  type RedirectRule,
+  type RedirectSource,
+} from './redirect-matcher.js'
 export type {
   Error as ErrorBody,
   Form,
@@ -29,4 +59,13 @@ export type {
   Redirect,
   Submission,
 } from './schema.js'
-export type { FetchFunction, RateLimitState, RequestOptions, RetryOptions } from './transport.js'
+export {
+  DEFAULT_RETRY,
+  type FetchFunction,
+  type LastResponse,
+  type RateLimitState,
+  type RequestOptions,
+  type RetryOptions,
+  retryDelay,
+  type SleepFunction,
+} from './transport.js'

@@ -1,4 +1,12 @@
-import { errorFromResponse, type LecternError } from './errors.js'
+import {
+  APIConnectionError,
+  APITimeoutError,
+  errorFromBody,
+  type LecternError,
+  RequestAbortedError,
+  ServerError,
+} from './errors.js'
+import type { ResponseMemory } from './response-memory.js'
 
 /** How failed requests are retried. Only `429` and `503` are retried: the server asked to wait. */
 export interface RetryOptions {
@@ -30,27 +38,50 @@ export interface RateLimitState {
   reset: number
 }
 
+/** What the client knows of the last HTTP response it received (a retried `429` included). */
+export interface LastResponse {
+  /** The HTTP status: `200`, `304` when a remembered body was reused, or an error's status. */
+  status: number
+  /** The response's `X-Request-Id`: quote it when reporting a problem. */
+  requestId: string | null
+  /** The key's rate-limit state from this response's headers, or `null` when it had none. */
+  rateLimit: RateLimitState | null
+}
+
 /** Per-request options. */
 export interface RequestOptions {
-  /** Aborts the request, and any wait before a retry. */
+  /** Aborts the request, and any wait before a retry, with a {@link RequestAbortedError}. */
   signal?: AbortSignal
 }
 
 export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>
+
+/**
+ * Waits `ms` milliseconds, or rejects when `signal` aborts. Injectable so that tests of the retry
+ * policy run on a fake clock instead of sleeping.
+ */
+export type SleepFunction = (ms: number, signal?: AbortSignal) => Promise<void>
 
 export interface TransportOptions {
   baseUrl: string
   apiKey: string
   fetch: FetchFunction
   retry: RetryOptions | false
-  /** Where the latest rate-limit state goes. */
-  onRateLimit(state: RateLimitState): void
+  /** Milliseconds an attempt (response headers and body) may take; `0` waits for ever. */
+  timeoutMs: number
+  /** Remembered bodies for conditional requests, or `null` to send none. */
+  memory: ResponseMemory | null
+  /** Told about every response received, before it is returned or retried. */
+  onResponse(response: LastResponse): void
   /** A number in [0, 1); `Math.random` unless a test needs the jitter fixed. */
   random?: () => number
+  /** How to wait before a retry; real timers unless a test brings its clock. */
+  sleep?: SleepFunction
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
+/** `setTimeout` as a promise that an `AbortSignal` cuts short. */
+export const realSleep: SleepFunction = (ms, signal) =>
+  new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason)
     const onAbort = () => {
       clearTimeout(timer)
@@ -62,7 +93,6 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }, ms)
     signal?.addEventListener('abort', onAbort, { once: true })
   })
-}
 
 function readRateLimit(headers: Headers): RateLimitState | null {
   const [limit, remaining, reset] = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'].map(
@@ -92,7 +122,16 @@ export function retryDelay(
   return delay <= retry.maxDelayMs ? Math.round(delay) : null
 }
 
-/** Sends authenticated `GET`s to the API, retries what may be retried, and tracks the rate limit. */
+interface Received {
+  status: number
+  headers: Headers
+  text: string
+}
+
+/**
+ * Sends authenticated `GET`s to the API, revalidates what it remembers (`If-None-Match`, reusing
+ * the body on `304`), retries what may be retried, and reports every response.
+ */
 export class Transport {
   private readonly baseUrl: string
 
@@ -102,21 +141,84 @@ export class Transport {
 
   async get<T>(path: string, query: Record<string, unknown>, request: RequestOptions = {}): Promise<T> {
     const url = `${this.baseUrl}/api/v1${path}${queryString(query)}`
-    const init: RequestInit = {
-      method: 'GET',
-      headers: { Authorization: `Bearer ${this.options.apiKey}`, Accept: 'application/json' },
-      ...(request.signal ? { signal: request.signal } : {}),
-    }
+    const { memory } = this.options
     for (let attempt = 0; ; attempt++) {
-      const response = await this.options.fetch(url, init)
-      const rateLimit = readRateLimit(response.headers)
-      if (rateLimit) this.options.onRateLimit(rateLimit)
-      if (response.ok) return (await response.json()) as T
-      const error = await errorFromResponse(response)
+      const remembered = memory?.get(url)
+      const headers: Record<string, string> = {
+        Authorization: `Bearer ${this.options.apiKey}`,
+        Accept: 'application/json',
+      }
+      if (remembered) headers['If-None-Match'] = remembered.etag
+      const response = await this.send(url, headers, request.signal)
+      this.options.onResponse({
+        status: response.status,
+        requestId: response.headers.get('x-request-id'),
+        rateLimit: readRateLimit(response.headers),
+      })
+      if (response.status === 304 && remembered) return parseBody<T>(remembered.body, response)
+      if (response.status === 200) {
+        const body = parseBody<T>(response.text, response)
+        const etag = response.headers.get('etag')
+        if (etag) memory?.set(url, { etag, body: response.text })
+        else memory?.delete(url)
+        return body
+      }
+      const error = errorFromBody(response.status, response.headers, response.text)
       const delay = retryDelay(error, attempt, this.options.retry, this.options.random)
       if (delay === null) throw error
-      await sleep(delay, request.signal)
+      try {
+        await (this.options.sleep ?? realSleep)(delay, request.signal)
+      } catch (reason) {
+        throw new RequestAbortedError('aborted', 'The request was aborted while waiting to retry', reason)
+      }
     }
+  }
+
+  /** One attempt: the response and its whole body, within `timeoutMs`, as the client's own errors. */
+  private async send(url: string, headers: Record<string, string>, signal?: AbortSignal): Promise<Received> {
+    if (signal?.aborted) throw new RequestAbortedError('aborted', 'The request was aborted', signal.reason)
+    // One signal for fetch that either the caller's signal or the timeout fires (AbortSignal.any
+    // is not in every runtime the package supports).
+    const controller = new AbortController()
+    const forwardAbort = () => controller.abort(signal?.reason)
+    signal?.addEventListener('abort', forwardAbort, { once: true })
+    let timedOut = false
+    const { timeoutMs } = this.options
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => {
+            timedOut = true
+            controller.abort()
+          }, timeoutMs)
+        : undefined
+    try {
+      const response = await this.options.fetch(url, { method: 'GET', headers, signal: controller.signal })
+      return { status: response.status, headers: response.headers, text: await response.text() }
+    } catch (cause) {
+      if (timedOut)
+        throw new APITimeoutError('timeout', `Lectern did not answer within ${timeoutMs} ms (${url})`, cause)
+      if (signal?.aborted) throw new RequestAbortedError('aborted', 'The request was aborted', signal.reason)
+      const reason = cause instanceof Error ? cause.message : String(cause)
+      throw new APIConnectionError('connection_error', `Could not reach Lectern at ${url}: ${reason}`, cause)
+    } finally {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', forwardAbort)
+    }
+  }
+}
+
+/** A success body as JSON; anything else (a proxy's HTML page) is a {@link ServerError}. */
+function parseBody<T>(text: string, response: Received): T {
+  try {
+    return JSON.parse(text) as T
+  } catch {
+    throw new ServerError({
+      status: response.status,
+      type: 'unexpected_response',
+      message: `Lectern answered ${response.status} with a body that is not JSON`,
+      requestId: response.headers.get('x-request-id'),
+      retryAfter: null,
+    })
   }
 }
 

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
+import { buildApiKey, buildForm, buildPage, buildRedirect, buildSubmission } from '../../../test/factories.js'
+import { GENEROUS_LIMITS } from '../../../test/security-suite.js'
 import {
   AuthenticationError,
   type Form,
@@ -10,8 +12,6 @@ import {
   PermissionError,
   type Submission,
 } from '../src/index.js'
-import { buildApiKey, buildForm, buildPage, buildRedirect, buildSubmission } from '../../../test/factories.js'
-import { GENEROUS_LIMITS } from '../../../test/security-suite.js'
 import { type RunningLectern, recordingFetch, startLectern } from './support.js'
 
 const day = (n: number) => `2024-01-${String(n).padStart(2, '0')}T10:00:00Z`

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs'
 import type { OpenAPIV3_1 } from 'openapi-types'
 import { describe, expect, it } from 'vitest'
+import { ERROR_RESPONSES } from '../../../src/http/docs/responses.js'
+import { OPENAPI_FILE } from '../../../test/contract/checker.js'
 import { parseRetryAfter } from '../src/errors.js'
 import {
   ERROR_TYPES,
@@ -9,12 +11,12 @@ import {
   Lectern,
   LecternError,
   RateLimitError,
+  RequestAbortedError,
   ServerError,
   ServiceUnavailableError,
+  type SleepFunction,
 } from '../src/index.js'
 import { DEFAULT_RETRY, retryDelay } from '../src/transport.js'
-import { ERROR_RESPONSES } from '../../../src/http/docs/responses.js'
-import { OPENAPI_FILE } from '../../../test/contract/checker.js'
 
 // These tests play the server's part with canned responses, for the cases a real server cannot be
 // made to answer on demand: the real server's part is in client.test.ts and retries.test.ts.
@@ -45,6 +47,18 @@ function cannedFetch(...responses: (() => Response)[]): FetchFunction & { count:
 
 const client = (fetch: FetchFunction, retry?: ConstructorParameters<typeof Lectern>[0]['retry']) =>
   new Lectern({ baseUrl: 'http://lectern.test', apiKey: 'lk_live_x', fetch, retry })
+
+/** A fake clock's sleep: records each wait and returns at once, so no test ever sleeps for real. */
+function fakeSleep(): SleepFunction & { waits: number[] } {
+  const waits: number[] = []
+  return Object.assign(
+    async (ms: number, signal?: AbortSignal) => {
+      if (signal?.aborted) throw signal.reason
+      waits.push(ms)
+    },
+    { waits },
+  )
+}
 
 describe('the retry policy', () => {
   const rateLimited = new RateLimitError({
@@ -120,13 +134,76 @@ describe('the retry policy', () => {
     expect(fetch.count).toBe(1)
   })
 
-  it('stops waiting when the request is aborted', async () => {
+  it('stops waiting when the request is aborted, with its own error carrying the reason', async () => {
     const fetch = cannedFetch(() => envelope(429, 'rate_limit_exceeded', { 'retry-after': '20' }))
     const controller = new AbortController()
     const listing = client(fetch).forms.list({}, { signal: controller.signal })
-    setTimeout(() => controller.abort(new Error('stop')), 20)
-    await expect(listing).rejects.toThrow('stop')
+    const reason = new Error('stop')
+    setTimeout(() => controller.abort(reason), 20)
+    const error = await listing.catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(RequestAbortedError)
+    expect(error).toBeInstanceOf(LecternError)
+    expect(error).toMatchObject({ status: 0, type: 'aborted', cause: reason })
     expect(fetch.count).toBe(1)
+  })
+
+  it('waits Retry-After plus jitter on the injected clock, for each 429, up to maxRetries', async () => {
+    const fetch = cannedFetch(
+      () => envelope(429, 'rate_limit_exceeded', { 'retry-after': '3' }),
+      () => envelope(429, 'rate_limit_exceeded', { 'retry-after': '1' }),
+      () => emptyList(),
+    )
+    const sleep = fakeSleep()
+    const lectern = new Lectern({
+      baseUrl: 'http://lectern.test',
+      apiKey: 'lk_live_x',
+      fetch,
+      sleep,
+      random: () => 0.5,
+      maxRetries: 2,
+    })
+    expect((await lectern.pages.list()).meta.total).toBe(0)
+    expect(sleep.waits).toEqual([3250, 1250])
+    expect(lectern.lastResponse?.status).toBe(200)
+  })
+
+  it('backs off exponentially between 503s without Retry-After, then throws the last one', async () => {
+    const fetch = cannedFetch(() => envelope(503, 'service_unavailable'))
+    const sleep = fakeSleep()
+    const lectern = new Lectern({
+      baseUrl: 'http://lectern.test',
+      apiKey: 'lk_live_x',
+      fetch,
+      sleep,
+      random: () => 0.999,
+      retry: { maxRetries: 3, baseDelayMs: 100 },
+    })
+    const error = await lectern.forms.list().catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ServiceUnavailableError)
+    expect(sleep.waits).toEqual([100, 200, 400])
+    expect(fetch.count).toBe(4)
+  })
+
+  it('honours maxRetries: 0 as no retry at all', async () => {
+    const fetch = cannedFetch(() => envelope(429, 'rate_limit_exceeded', { 'retry-after': '1' }))
+    const sleep = fakeSleep()
+    const lectern = new Lectern({
+      baseUrl: 'http://lectern.test',
+      apiKey: 'lk_live_x',
+      fetch,
+      sleep,
+      maxRetries: 0,
+    })
+    expect(await lectern.forms.list().catch((e: unknown) => e)).toBeInstanceOf(RateLimitError)
+    expect(sleep.waits).toEqual([])
+    expect(fetch.count).toBe(1)
+  })
+
+  it('refuses options that are not whole numbers of at least 0', () => {
+    for (const option of [{ maxRetries: -1 }, { timeoutMs: 1.5 }, { etagCacheSize: Number.NaN }])
+      expect(() => new Lectern({ baseUrl: 'http://lectern.test', apiKey: 'k', ...option })).toThrow(
+        /whole number/,
+      )
   })
 })
 

@@ -1,8 +1,8 @@
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
-import { RateLimitError, ServiceUnavailableError } from '../src/index.js'
 import { TEST_DIALECT } from '../../../test/harness.js'
+import { RateLimitError, ServiceUnavailableError } from '../src/index.js'
 import { type RunningLectern, recordingFetch, startLectern } from './support.js'
 
 describe('rate limits and retries against a running server', () => {

@@ -1,6 +1,6 @@
-import { type FetchFunction, Lectern, type LecternOptions } from '../src/index.js'
 import { buildApiKey } from '../../../test/factories.js'
 import { createTestContext, type TestContext, type TestContextOptions } from '../../../test/harness.js'
+import { type FetchFunction, Lectern, type LecternOptions } from '../src/index.js'
 
 export interface RunningLectern {
   ctx: TestContext
