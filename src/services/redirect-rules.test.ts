@@ -1,12 +1,19 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
+  describeLoop,
+  describeRedirectRoute,
   findRedirectChains,
   findRedirectLoops,
   flattenRedirectChains,
   MAX_REDIRECT_PATH_LENGTH,
+  normaliseRedirectPath,
   type RedirectEdge,
+  RedirectGraph,
+  redirectPathForEntry,
   redirectPathProblem,
+  resolveYielding,
+  rotateLoop,
 } from './redirect-rules.js'
 
 const edges = (...pairs: [string, string][]): RedirectEdge[] =>
@@ -39,8 +46,87 @@ describe('redirectPathProblem', () => {
     ['/a\u001f', 'must not contain control characters (found U+001F)'],
     ['/a\u007f', 'must not contain control characters (found U+007F)'],
     [`/${'x'.repeat(MAX_REDIRECT_PATH_LENGTH)}`, 'must be at most 2048 characters long (it has 2049)'],
+    ['/..//evil.com', 'must not contain a dot segment'],
+    ['/.//evil.com', 'must not contain a dot segment'],
+    ['/a/../b', 'must not contain a dot segment'],
+    ['/a/./b', 'must not contain a dot segment'],
+    ['/a/..', 'must not contain a dot segment'],
+    ['/a/.', 'must not contain a dot segment'],
+    ['/%2F%2Fevil.com', "must not contain an encoded slash (found '%2F')"],
+    ['/a%2fb', "must not contain an encoded slash (found '%2f')"],
+    ['/a%5Cb', "must not contain an encoded backslash (found '%5C')"],
+    ['/%09/evil.com', "must not contain an encoded control character (found '%09')"],
+    ['/a%00', "must not contain an encoded control character (found '%00')"],
+    ['/a%1f', "must not contain an encoded control character (found '%1f')"],
+    ['/a%7F', "must not contain an encoded control character (found '%7F')"],
+    ['/%2e%2e/evil.com', "decodes to '/../evil.com', which must not contain a dot segment"],
+    ['/a/%2E', "decodes to '/a/.', which must not contain a dot segment"],
+    ['/a%3Fb=1', "decodes to '/a?b=1', which must not contain a query string ('?')"],
+    ['/a%23top', "decodes to '/a#top', which must not contain a fragment ('#')"],
+    ['/%252F%252Fevil.com', "decodes to '/%2F%2Fevil.com', which must not contain an encoded slash"],
+    ['/50%-off', 'has an invalid percent-encoding'],
+    ['/%zz', 'has an invalid percent-encoding'],
+    ['/old%', 'has an invalid percent-encoding'],
+    ['/%C3%28ber', 'has an invalid percent-encoding'],
+    ['/%BCber', 'has an invalid percent-encoding'],
   ])('refuses %j because it %s', (path, reason) => {
     expect(redirectPathProblem(path)).toContain(reason)
+  })
+
+  it('accepts names that merely start with dots', () => {
+    for (const path of ['/...', '/.well-known/x', '/a/..b', '/a.', '/a/.b/'])
+      expect(redirectPathProblem(path)).toBeNull()
+  })
+})
+
+describe('normaliseRedirectPath', () => {
+  it.each([
+    ['/%C3%BCber', '/über'],
+    ['/%c3%bcber', '/über'],
+    ['/über', '/über'],
+    ['/caf%C3%A9/men%C3%BC', '/café/menü'],
+    ['/a%20b', '/a b'],
+    ['/%F0%9F%98%80', '/😀'],
+    ['/100%25-pure', '/100%-pure'],
+    ['/%6Fld', '/old'],
+    ['/a%2Bb%3Bc', '/a+b;c'],
+    ['/plain', '/plain'],
+  ])('stores %j percent-decoded as %j', (given, stored) => {
+    expect(normaliseRedirectPath(given)).toEqual({ path: stored, problem: null })
+  })
+
+  it('gives no path with a problem', () => {
+    expect(normaliseRedirectPath('/%zz')).toEqual({ path: null, problem: expect.stringContaining('%25') })
+  })
+
+  it('reads a stored path back as itself once written for entry, for any text', () => {
+    for (const stored of ['/über', '/100%-pure', '/50%25-off', '/a b', '/%'])
+      expect(normaliseRedirectPath(redirectPathForEntry(stored)).path).toBe(stored)
+    fc.assert(
+      fc.property(fc.string(), (text) => {
+        const stored = normaliseRedirectPath(`/${redirectPathForEntry(text)}`)
+        if (stored.path !== null) expect(stored.path).toBe(`/${text}`)
+      }),
+    )
+  })
+})
+
+describe('describing routes and loops', () => {
+  it('names every path of a short route', () => {
+    expect(describeRedirectRoute(['/a', '/b'], 3, '/c')).toBe('/a → /b → /c')
+  })
+
+  it('shortens a long route in the middle, with how many paths it leaves out', () => {
+    const head = ['/m0', '/m1', '/m2', '/m3', '/m4', '/m5']
+    expect(describeRedirectRoute(head, 100_001, '/m100000')).toBe(
+      '/m0 → /m1 → /m2 → /m3 → /m4 → /m5 → … 99,994 more … → /m100000',
+    )
+  })
+
+  it('tells a loop from any of its paths', () => {
+    expect(rotateLoop(['/a', '/b', '/c', '/a'], '/b')).toEqual(['/b', '/c', '/a', '/b'])
+    expect(describeLoop(['/a', '/b', '/c', '/a'], '/c')).toBe('/c → /a → /b → /c')
+    expect(describeLoop(['/s', '/s'], '/s')).toBe('/s → /s')
   })
 })
 
@@ -148,5 +234,74 @@ describe('flattenRedirectChains', () => {
         }
       }),
     )
+  })
+})
+
+describe('RedirectGraph on long chains', () => {
+  const LINKS = 200_000
+  const longChain = () =>
+    Array.from({ length: LINKS }, (_, i): RedirectEdge => ({ fromPath: `/m${i}`, toPath: `/m${i + 1}` }))
+
+  it('analyses a 200,000-link chain without walking it once per link', () => {
+    const graph = RedirectGraph.of(longChain())
+    expect(graph.loops()).toEqual([])
+    expect(graph.chainCount()).toBe(LINKS - 1)
+    expect(graph.chainFrom('/m0')).toEqual({
+      fromPath: '/m0',
+      hops: LINKS,
+      head: ['/m0', '/m1', '/m2', '/m3', '/m4', '/m5'],
+      finalPath: `/m${LINKS}`,
+    })
+    expect(graph.chainFrom(`/m${LINKS - 2}`)?.hops).toBe(2)
+    expect(graph.chainFrom(`/m${LINKS - 1}`)).toBeUndefined()
+    const chains = findRedirectChains(longChain())
+    expect(chains).toHaveLength(LINKS - 1)
+    expect(chains[LINKS - 2]).toEqual({
+      fromPath: `/m${LINKS - 2}`,
+      via: [`/m${LINKS - 1}`],
+      finalPath: `/m${LINKS}`,
+    })
+  })
+
+  it('flattens a 200,000-link chain to one hop each', () => {
+    const updates = flattenRedirectChains(longChain())
+    expect(updates).toHaveLength(LINKS - 1)
+    expect(new Set(updates.map((update) => update.toPath))).toEqual(new Set([`/m${LINKS}`]))
+  })
+
+  it('finds a 200,000-link loop once, whichever redirect is added first', () => {
+    const loop = longChain()
+    loop.push({ fromPath: `/m${LINKS}`, toPath: '/m0' })
+    loop.reverse()
+    const found = findRedirectLoops(loop)
+    expect(found).toHaveLength(1)
+    expect(found[0]).toHaveLength(LINKS + 2)
+    expect(found[0]?.[0]).toBe(`/m${LINKS}`)
+    expect(findRedirectChains(loop)).toEqual([])
+  })
+
+  it('resolves step by step, letting other work run in between', async () => {
+    const graph = new RedirectGraph()
+    for (const { fromPath, toPath } of longChain()) graph.add(fromPath, toPath)
+    let ranBetween = 0
+    const ticker = setInterval(() => ranBetween++, 0)
+    await resolveYielding(graph)
+    clearInterval(ticker)
+    expect(graph.chainCount()).toBe(LINKS - 1)
+    expect(ranBetween).toBeGreaterThan(0)
+  })
+
+  it('finds, for every redirect, the first marked path along its route', () => {
+    const graph = RedirectGraph.of(
+      edges(['/a', '/b'], ['/b', '/c'], ['/c', '/d'], ['/x', '/y'], ['/l', '/m'], ['/m', '/l']),
+    )
+    const first = graph.firstMarkedOnRoute((path) => path === '/b' || path === '/c')
+    expect(['/a', '/b', '/c', '/x', '/l'].map(first)).toEqual(['/b', '/b', '/c', undefined, undefined])
+  })
+
+  it('refuses to answer before it is resolved', () => {
+    const graph = new RedirectGraph()
+    graph.add('/a', '/b')
+    expect(() => graph.loops()).toThrow(/resolve/)
   })
 })

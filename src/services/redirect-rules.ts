@@ -1,6 +1,9 @@
 /**
  * The redirect rules of SPEC §2 as pure functions over plain `{ fromPath, toPath }` pairs, so that
  * the importer, the dashboard and the CLI all judge redirects the same way, without I/O.
+ *
+ * Everything here is linear in the number of redirects: an editor can import a chain of a hundred
+ * thousand links, and analysing it must not cost the square of that.
  */
 
 /** The two paths of a redirect; anything else a caller's objects carry is ignored. */
@@ -9,27 +12,44 @@ export interface RedirectEdge {
   toPath: string
 }
 
-/** A redirect whose destination is itself redirected: `fromPath` → `via…` → `finalPath`. */
+/**
+ * A redirect whose destination is itself redirected: `fromPath` → `via…` → `finalPath`.
+ * `via` is computed each time it is read (it is as long as the chain), so that listing every chain
+ * of a long one does not cost the square of its length unless someone reads every route.
+ */
 export interface RedirectChain {
   fromPath: string
   /** The intermediate paths, in the order a client would be sent through them. */
-  via: string[]
+  readonly via: string[]
+  finalPath: string
+}
+
+/**
+ * A chain as the dashboard and the importer report it, whatever its length: where it starts, the
+ * number of redirects a visitor follows (2 or more), its first paths, and where it ends.
+ */
+export interface RedirectChainSummary {
+  fromPath: string
+  hops: number
+  /** The first paths of the route, starting with `fromPath`: at most {@link ROUTE_HEAD}. */
+  head: string[]
   finalPath: string
 }
 
 /** The longest path a redirect may hold; longer URLs are rejected by browsers and proxies alike. */
 export const MAX_REDIRECT_PATH_LENGTH = 2048
 
-/**
- * Why `path` cannot be a redirect's `fromPath` or `toPath`, or `null` when it can.
- *
- * A valid path starts with `/` but not `//` (a protocol-relative URL: an open redirect to another
- * host), holds no `?` (the incoming query string is carried over, so a path never has its own), no
- * `#`, no backslash (browsers read `/\evil.com` as `//evil.com`), no control character
- * (U+0000–U+001F, U+007F: header injection), and is at most {@link MAX_REDIRECT_PATH_LENGTH} long.
- * The reason reads as a predicate, e.g. `must not contain a fragment ('#')`.
- */
-export function redirectPathProblem(path: string): string | null {
+/** Routes longer than this many paths are shortened in messages: the first few, a count, the last. */
+export const ROUTE_HEAD = 6
+
+/** What {@link normaliseRedirectPath} made of a path: the path to store, or why there is none. */
+export type NormalisedRedirectPath = { path: string; problem: null } | { path: null; problem: string }
+
+const ENCODED_FORBIDDEN = /%(2f|5c|[01][0-9a-f]|7f)/i
+const DOT_SEGMENT = /\/\.\.?(?=\/|$)/
+
+/** Why `path`, as given or decoded, breaks a rule of SPEC §2 rule 5; `null` when it breaks none. */
+function shapeProblem(path: string): string | null {
   if (!path.startsWith('/')) return "must start with '/'"
   if (path.startsWith('//')) return "must not start with '//' (that would redirect to another host)"
   if (path.length > MAX_REDIRECT_PATH_LENGTH)
@@ -42,17 +62,321 @@ export function redirectPathProblem(path: string): string | null {
   if (path.includes('?')) return "must not contain a query string ('?'): the incoming one is carried over"
   if (path.includes('#')) return "must not contain a fragment ('#')"
   if (path.includes('\\')) return 'must not contain a backslash (browsers read it as a slash)'
+  const encoded = ENCODED_FORBIDDEN.exec(path)?.[0]
+  if (encoded !== undefined) {
+    const byte = encoded.slice(1).toUpperCase()
+    const what = byte === '2F' ? 'slash' : byte === '5C' ? 'backslash' : 'control character'
+    return `must not contain an encoded ${what} (found '${encoded}')`
+  }
+  if (DOT_SEGMENT.test(path))
+    return "must not contain a dot segment ('/./' or '/../', or end in '/.' or '/..')"
   return null
 }
 
 /**
- * `fromPath` → `toPath`. `fromPath` is unique among valid redirects; should the input repeat one,
- * the first redirect for it wins, so that every function here still terminates.
+ * The one normalisation of a redirect path, used by every way a redirect enters Lectern (dashboard
+ * form, CSV import, `lectern import`, JSON import): checks SPEC §2 rule 5 on the path as given,
+ * percent-decodes it (UTF-8, SPEC §2.1 rule 1: `/%C3%BCber` is stored as `/über`), and checks the
+ * decoded path again, so that an encoded `?`, `#`, dot or double encoding cannot slip through.
+ *
+ * A valid path starts with `/` but not `//` (a protocol-relative URL: an open redirect to another
+ * host), holds no `?` (the incoming query string is carried over, so a path never has its own), no
+ * `#`, no backslash (browsers read `/\evil.com` as `//evil.com`), no control character
+ * (U+0000–U+001F, U+007F: header injection), no encoded slash, backslash or control character, no
+ * dot segment, and is at most {@link MAX_REDIRECT_PATH_LENGTH} long. A literal `%` is written `%25`.
+ * The problem reads as a predicate, e.g. `must not contain a fragment ('#')`.
  */
-function destinations(redirects: readonly RedirectEdge[]): Map<string, string> {
-  const next = new Map<string, string>()
-  for (const { fromPath, toPath } of redirects) if (!next.has(fromPath)) next.set(fromPath, toPath)
-  return next
+export function normaliseRedirectPath(given: string): NormalisedRedirectPath {
+  const problem = shapeProblem(given)
+  if (problem !== null) return { path: null, problem }
+  let decoded: string
+  try {
+    decoded = decodeURIComponent(given)
+  } catch {
+    return {
+      path: null,
+      problem:
+        "has an invalid percent-encoding: '%' must start a UTF-8 byte such as '%C3%BC' (write a literal '%' as '%25')",
+    }
+  }
+  if (decoded === given) return { path: given, problem: null }
+  const decodedProblem = shapeProblem(decoded)
+  if (decodedProblem !== null)
+    return { path: null, problem: `decodes to '${decoded}', which ${decodedProblem}` }
+  return { path: decoded, problem: null }
+}
+
+/** Why `path` cannot be a redirect's `fromPath` or `toPath`, or `null` when it can (see {@link normaliseRedirectPath}). */
+export function redirectPathProblem(path: string): string | null {
+  return normaliseRedirectPath(path).problem
+}
+
+/**
+ * A stored (decoded) path as a person would type it back in, so that a form or a CSV export read
+ * again by {@link normaliseRedirectPath} gives the same path: only `%` needs encoding (`/50%-off` is
+ * typed `/50%25-off`); other characters decode to themselves.
+ */
+export function redirectPathForEntry(stored: string): string {
+  return stored.replaceAll('%', '%25')
+}
+
+/**
+ * A route (`/a → /b → /c`) for a message, shortened in the middle when long:
+ * `/m0 → /m1 → … 99,994 more … → /m99999`. `head` holds its first paths, `length` how many paths it
+ * has in all, `last` its last path.
+ */
+export function describeRedirectRoute(head: readonly string[], length: number, last: string): string {
+  if (length <= ROUTE_HEAD + 1) return [...head.slice(0, length - 1), last].join(' → ')
+  const shown = head.slice(0, ROUTE_HEAD)
+  const hidden = length - shown.length - 1
+  return `${shown.join(' → ')} → … ${hidden.toLocaleString('en-US')} more … → ${last}`
+}
+
+/** A loop (`[a, b, a]`) told from `start`, one of its paths: `[start, …, start]`. */
+export function rotateLoop(loop: readonly string[], start: string): string[] {
+  const cycle = loop.slice(0, -1)
+  const at = Math.max(cycle.indexOf(start), 0)
+  const rotated = [...cycle.slice(at), ...cycle.slice(0, at)]
+  return [...rotated, rotated[0] as string]
+}
+
+/** A loop for a message, told from `start`, shortened when long. */
+export function describeLoop(loop: readonly string[], start: string): string {
+  const rotated = rotateLoop(loop, start)
+  return describeRedirectRoute(rotated.slice(0, ROUTE_HEAD), rotated.length, start)
+}
+
+/** `final` of a redirect whose route never lands (it is in a loop, or leads into one). */
+const LOOPS = -2
+/** `final` of a redirect not resolved yet. */
+const UNRESOLVED = -1
+/** `final` of a redirect on the walk in progress. */
+const WALKING = -3
+/** Steps of work between two pauses of {@link RedirectGraph.resolving}. */
+const STEPS_PER_PAUSE = 20_000
+
+/**
+ * The redirects as a graph of paths, analysed in linear time and memory: each path is a number,
+ * and resolving walks each redirect once, remembering where it lands (its final destination) and
+ * how many redirects that takes, so no chain is ever walked twice.
+ *
+ * Add the redirects (`add`), then resolve them: `resolve()` at once, or `resolving()` step by step
+ * for a caller that must pause between steps (a server answering other requests meanwhile).
+ */
+export class RedirectGraph {
+  private readonly ids = new Map<string, number>()
+  private readonly paths: string[] = []
+  /** Per path: the path its redirect points to, or -1 when it is not redirected. */
+  private readonly next: number[] = []
+  /** The redirected paths, in the order their redirects were added. */
+  private readonly sources: number[] = []
+  /** Per path: where its route ends, {@link LOOPS}, {@link UNRESOLVED} or {@link WALKING}. */
+  private final: number[] = []
+  /** Per path: how many redirects its route follows. */
+  private hops: number[] = []
+  /** Paths in the order they were resolved: each one after the path it points to, loops aside. */
+  private resolvedOrder: number[] = []
+  private loopList: number[][] = []
+  private resolved = false
+
+  /** A graph of `redirects`, resolved. */
+  static of(redirects: Iterable<RedirectEdge>): RedirectGraph {
+    const graph = new RedirectGraph()
+    for (const { fromPath, toPath } of redirects) graph.add(fromPath, toPath)
+    return graph.resolve()
+  }
+
+  /** Adds a redirect. `fromPath` is unique among valid redirects; should it repeat, the first one wins. */
+  add(fromPath: string, toPath: string): void {
+    const from = this.id(fromPath)
+    if (this.next[from] !== -1) return
+    this.next[from] = this.id(toPath)
+    this.sources.push(from)
+    this.resolved = false
+  }
+
+  /** How many redirects the graph holds. */
+  get size(): number {
+    return this.sources.length
+  }
+
+  /** True when `path` is the `fromPath` of one of the redirects. */
+  redirects(path: string): boolean {
+    const id = this.ids.get(path)
+    return id !== undefined && this.next[id] !== -1
+  }
+
+  /** Resolves every redirect at once. */
+  resolve(): this {
+    for (const _ of this.resolving()) {
+      // Nothing to do between steps: run to the end.
+    }
+    return this
+  }
+
+  /**
+   * Resolves every redirect, pausing (yielding) after every few thousand steps of work so that a
+   * caller can let other work run; see {@link resolveYielding}.
+   */
+  *resolving(): Generator<void, void, void> {
+    if (this.resolved) return
+    const count = this.paths.length
+    this.final = new Array<number>(count).fill(UNRESOLVED)
+    this.hops = new Array<number>(count).fill(0)
+    this.resolvedOrder = []
+    this.loopList = []
+    let steps = 0
+    const walk: number[] = []
+    for (const source of this.sources) {
+      if (this.final[source] !== UNRESOLVED) continue
+      let current = source
+      while (this.next[current] !== -1 && this.final[current] === UNRESOLVED) {
+        this.final[current] = WALKING
+        walk.push(current)
+        current = this.next[current] as number
+        if (++steps % STEPS_PER_PAUSE === 0) yield
+      }
+      let landsAt: number
+      let hops: number
+      if (this.next[current] === -1) {
+        landsAt = current
+        hops = 0
+      } else if (this.final[current] === WALKING) {
+        // The walk met itself: a loop from `current` round to `current`.
+        const start = walk.lastIndexOf(current)
+        const loop = walk.slice(start)
+        this.loopList.push([...loop, current])
+        landsAt = LOOPS
+        hops = 0
+      } else {
+        landsAt = this.final[current] as number
+        hops = this.hops[current] as number
+      }
+      for (let i = walk.length - 1; i >= 0; i--) {
+        const node = walk[i] as number
+        hops += 1
+        this.final[node] = landsAt
+        this.hops[node] = hops
+        this.resolvedOrder.push(node)
+        if (++steps % STEPS_PER_PAUSE === 0) yield
+      }
+      walk.length = 0
+    }
+    this.resolved = true
+  }
+
+  /**
+   * Every redirect loop, each as the paths a client would visit, ending where it started:
+   * `/a → /b → /a` is `['/a', '/b', '/a']` and a redirect to itself is `['/a', '/a']`. Each loop is
+   * listed once, starting at the first of its paths reached when walking the redirects in the order
+   * they were added.
+   */
+  loops(): string[][] {
+    this.assertResolved()
+    return this.loopList.map((loop) => loop.map((id) => this.paths[id] as string))
+  }
+
+  /** How many redirects form chains: their destination is redirected, and the route lands. */
+  chainCount(): number {
+    this.assertResolved()
+    let count = 0
+    for (const source of this.sources) if (this.isChained(source)) count++
+    return count
+  }
+
+  /** The chains, in the order their redirects were added; each summary costs a few steps. */
+  *chains(): Generator<RedirectChainSummary, void, void> {
+    this.assertResolved()
+    for (const source of this.sources) {
+      if (this.isChained(source)) yield this.summary(source)
+    }
+  }
+
+  /** The chain starting at `fromPath`, or `undefined` when that redirect is not chained. */
+  chainFrom(fromPath: string): RedirectChainSummary | undefined {
+    this.assertResolved()
+    const id = this.ids.get(fromPath)
+    return id !== undefined && this.isChained(id) ? this.summary(id) : undefined
+  }
+
+  /** The paths a client passes through from `fromPath` to the end of its chain, both excluded. */
+  via(fromPath: string): string[] {
+    const id = this.ids.get(fromPath)
+    if (id === undefined) return []
+    const via: string[] = []
+    for (let node = this.next[id] as number; this.next[node] !== -1; node = this.next[node] as number) {
+      via.push(this.paths[node] as string)
+      if (via.length > this.paths.length) break
+    }
+    return via
+  }
+
+  /**
+   * For every redirect, the first path along its route (itself included) that `marked` holds,
+   * computed once per path: the redirects are visited so that each is seen after the path it
+   * points to. Redirects in or into a loop get `undefined` unless marked themselves.
+   */
+  firstMarkedOnRoute(marked: (path: string) => boolean): (fromPath: string) => string | undefined {
+    this.assertResolved()
+    const first = new Map<number, number>()
+    for (const node of this.resolvedOrder) {
+      const path = this.paths[node] as string
+      if (marked(path)) first.set(node, node)
+      else if (this.final[node] !== LOOPS) {
+        const onward = first.get(this.next[node] as number)
+        if (onward !== undefined) first.set(node, onward)
+      }
+    }
+    return (fromPath) => {
+      const id = this.ids.get(fromPath)
+      const found = id === undefined ? undefined : first.get(id)
+      return found === undefined ? undefined : this.paths[found]
+    }
+  }
+
+  /** The updates that point every chained redirect straight at its final destination. */
+  flattening(): RedirectEdge[] {
+    const updates: RedirectEdge[] = []
+    for (const chain of this.chains()) updates.push({ fromPath: chain.fromPath, toPath: chain.finalPath })
+    return updates
+  }
+
+  private isChained(id: number): boolean {
+    return (this.hops[id] as number) >= 2 && this.final[id] !== LOOPS
+  }
+
+  private summary(id: number): RedirectChainSummary {
+    const head: string[] = []
+    for (let node = id; head.length < ROUTE_HEAD && this.next[node] !== -1; node = this.next[node] as number)
+      head.push(this.paths[node] as string)
+    return {
+      fromPath: this.paths[id] as string,
+      hops: this.hops[id] as number,
+      head,
+      finalPath: this.paths[this.final[id] as number] as string,
+    }
+  }
+
+  private id(path: string): number {
+    let id = this.ids.get(path)
+    if (id === undefined) {
+      id = this.paths.length
+      this.ids.set(path, id)
+      this.paths.push(path)
+      this.next.push(-1)
+    }
+    return id
+  }
+
+  private assertResolved(): void {
+    if (!this.resolved) throw new Error('RedirectGraph: resolve() before reading the analysis')
+  }
+}
+
+/** Resolves `graph`, letting the event loop run between steps so that other requests are served. */
+export async function resolveYielding(graph: RedirectGraph): Promise<RedirectGraph> {
+  for (const _ of graph.resolving()) await new Promise<void>((resume) => setImmediate(resume))
+  return graph
 }
 
 /**
@@ -62,61 +386,32 @@ function destinations(redirects: readonly RedirectEdge[]): Map<string, string> {
  * Runs in linear time: each path is walked at most once.
  */
 export function findRedirectLoops(redirects: readonly RedirectEdge[]): string[][] {
-  const next = destinations(redirects)
-  // 'walking' marks the paths of the current walk; meeting one again closes a loop.
-  const state = new Map<string, 'walking' | 'done'>()
-  const loops: string[][] = []
-  for (const { fromPath } of redirects) {
-    if (state.has(fromPath)) continue
-    const walk: string[] = []
-    let current: string | undefined = fromPath
-    while (current !== undefined && !state.has(current)) {
-      state.set(current, 'walking')
-      walk.push(current)
-      current = next.get(current)
-    }
-    if (current !== undefined && state.get(current) === 'walking') {
-      loops.push([...walk.slice(walk.indexOf(current)), current])
-    }
-    for (const path of walk) state.set(path, 'done')
-  }
-  return loops
+  return RedirectGraph.of(redirects).loops()
 }
 
 /**
  * Every redirect whose `toPath` is the `fromPath` of another redirect, with the paths it passes
  * through and where a client finally lands: `A→B, B→C` gives `{ fromPath: A, via: [B], finalPath: C }`.
  * Redirects that lead into a loop are not chains (they never land); {@link findRedirectLoops}
- * reports those. Listed in input order.
+ * reports those. Listed in input order. Linear in the number of redirects; each chain's `via` is
+ * walked only when read.
  */
 export function findRedirectChains(redirects: readonly RedirectEdge[]): RedirectChain[] {
-  const next = destinations(redirects)
-  const chains: RedirectChain[] = []
-  for (const [fromPath, toPath] of next) {
-    if (!next.has(toPath) || toPath === fromPath) continue
-    const via: string[] = []
-    const seen = new Set<string>([fromPath])
-    let current = toPath
-    let landed = true
-    for (let hop = next.get(current); hop !== undefined; hop = next.get(current)) {
-      if (seen.has(current)) {
-        landed = false
-        break
-      }
-      seen.add(current)
-      via.push(current)
-      current = hop
-    }
-    if (landed) chains.push({ fromPath, via, finalPath: current })
-  }
-  return chains
+  const graph = RedirectGraph.of(redirects)
+  return Array.from(graph.chains(), ({ fromPath, finalPath }) => ({
+    fromPath,
+    get via() {
+      return graph.via(fromPath)
+    },
+    finalPath,
+  }))
 }
 
 /**
  * The updates that point every chained redirect straight at its final destination, so that a
  * client needs one hop instead of several. Redirects that are not chained, and those that lead into
- * a loop, get no update.
+ * a loop, get no update. Linear in the number of redirects.
  */
 export function flattenRedirectChains(redirects: readonly RedirectEdge[]): RedirectEdge[] {
-  return findRedirectChains(redirects).map(({ fromPath, finalPath }) => ({ fromPath, toPath: finalPath }))
+  return RedirectGraph.of(redirects).flattening()
 }

@@ -47,9 +47,7 @@ export function registerHomeRoutes(app: FastifyInstance, services: Services): vo
         figure: plural(all.total, 'redirect'),
         detail: 'Old paths sent on to new ones.',
         warning:
-          chains.length > 0
-            ? `${plural(chains.length, 'redirect')} form chains worth flattening.`
-            : undefined,
+          chains.count > 0 ? `${plural(chains.count, 'redirect')} form chains worth flattening.` : undefined,
       })
     }
     if (canManageOrganization(role)) {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ValidationError } from '../../errors.js'
 import type { Services } from '../../services/index.js'
-import { describeChain, type RedirectChange } from '../../services/redirects.js'
+import type { RedirectChange } from '../../services/redirects.js'
 import { canManageContent } from '../../services/roles.js'
 import { url } from '../html.js'
 import { field, flag, PAGE_SIZE, paging, pathParam, redirectWithFlash, signedIn } from '../requests.js'
@@ -25,10 +25,11 @@ const formValues = (request: FastifyRequest): RedirectFormValues => ({
 })
 
 /** What a saved change means, chains included: they are allowed, but worth flattening. */
-function savedText(verb: string, { redirect, chains }: RedirectChange): string {
+function savedText(verb: string, { redirect, chains, moreChains }: RedirectChange): string {
   const saved = `Redirect from ${redirect.fromPath} to ${redirect.toPath} ${verb}.`
   if (chains.length === 0) return saved
-  return `${saved} Note: it is part of a chain (${chains.map(describeChain).join('; ')}), so visitors are redirected more than once. Flatten the chains to send them straight to the end.`
+  const listed = `${chains.join('; ')}${moreChains ? '; and more' : ''}`
+  return `${saved} Note: it is part of a chain (${listed}), so visitors are redirected more than once. Flatten the chains to send them straight to the end.`
 }
 
 /** Redirects: everyone who reads them sees the list and exports it; editors and admins change them. */
@@ -64,7 +65,7 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
     reply
       .type('text/csv; charset=utf-8')
       .header('Content-Disposition', 'attachment; filename="redirects.csv"')
-      .send(await services.redirects.exportCsv()),
+      .send(services.redirects.exportCsv()),
   )
 
   app.get('/redirects/new', MANAGE, async (request, reply) =>
@@ -90,7 +91,7 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
   })
 
   app.get('/redirects/:id/edit', MANAGE, async (request, reply) => {
-    const redirect = await services.redirects.getRedirect(pathParam(request, 'id'))
+    const redirect = await services.redirects.getRedirectForEditing(pathParam(request, 'id'))
     return sendPage(
       reply,
       redirectFormPage({ session: signedIn(request), id: redirect.id, values: redirect }),
@@ -155,7 +156,7 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
     const csv = file.trim() === '' ? field(request, 'csv') : file
     try {
       const result = await services.redirects.importCsv(csv)
-      const chains = result.chains.length
+      const chains = result.chainCount
       return done(request, reply, url`/admin/redirects`, {
         kind: 'success',
         text: `Imported: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged.${chains > 0 ? ` ${chains} redirect${chains === 1 ? ' forms a chain' : 's form chains'}: see below.` : ''}`,

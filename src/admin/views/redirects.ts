@@ -1,6 +1,5 @@
 import type { Redirect } from '../../schemas.js'
-import type { RedirectChain } from '../../services/redirect-rules.js'
-import { CSV_COLUMNS, describeChain } from '../../services/redirects.js'
+import { CSV_COLUMNS, describeChain, type RedirectChainsReport } from '../../services/redirects.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { html, type SafeHtml, url } from '../html.js'
 import {
@@ -18,20 +17,18 @@ import {
 } from './components.js'
 import { layout } from './layout.js'
 
-/** Chains listed by name before the rest are only counted. */
-const LISTED_CHAINS = 10
-
 const TYPE_LABELS = { permanent: 'Permanent (301)', temporary: 'Temporary (302)' } as const
 
-function chainWarning(chains: RedirectChain[], csrf: string, canManage: boolean): SafeHtml {
-  if (chains.length === 0) return html``
-  const listed = chains.slice(0, LISTED_CHAINS)
-  const rest = chains.length - listed.length
+function chainWarning(chains: RedirectChainsReport, csrf: string, canManage: boolean): SafeHtml {
+  if (chains.state === 'pending')
+    return html`<p class="muted">Checking the redirects for chains… reload the page in a moment to see the result.</p>`
+  if (chains.count === 0) return html``
+  const rest = chains.count - chains.listed.length
   return html`<section class="alert warning" aria-labelledby="chains-title">
-  <h2 id="chains-title">${chains.length} redirect${chains.length === 1 ? ' forms a chain' : 's form chains'}</h2>
+  <h2 id="chains-title">${chains.count} redirect${chains.count === 1 ? ' forms a chain' : 's form chains'}</h2>
   <p>Visitors following these are redirected more than once, which is slower and loses search ranking.
-  Flattening points each one straight at the end of its chain.</p>
-  <ul class="chains">${listed.map((chain) => html`<li><code>${describeChain(chain)}</code></li>`)}${rest > 0 ? html`<li>…and ${rest} more</li>` : ''}</ul>
+  Flattening points each one straight at the end of its chain.${chains.state === 'stale' ? ' (This is how the redirects stood a moment ago: the latest changes are still being checked.)' : ''}</p>
+  <ul class="chains">${chains.listed.map((chain) => html`<li><code>${describeChain(chain)}</code></li>`)}${rest > 0 ? html`<li>…and ${rest} more</li>` : ''}</ul>
   ${canManage ? postButton({ action: url`/admin/redirects/flatten`, csrf, label: 'Flatten chains', variant: 'primary' }) : ''}
 </section>`
 }
@@ -57,7 +54,7 @@ function redirectActions(redirect: Redirect, csrf: string, page: number): SafeHt
 export function redirectsPage(input: {
   session: AdminSession
   redirects: { items: Redirect[]; total: number; page: number; pageSize: number }
-  chains: RedirectChain[]
+  chains: RedirectChainsReport
   canManage: boolean
 }): SafeHtml {
   const { session, redirects, canManage } = input

@@ -2,10 +2,16 @@ import type { Migration, MigrationProvider } from 'kysely'
 import * as initial from './001-initial.js'
 import * as admin from './002-admin.js'
 import * as contentVersion from './003-content-version.js'
+import * as redirectDestinations from './004-redirect-destinations.js'
 
 /** Migrations are listed here rather than read from disk so that source and build run the same set. */
 export const migrationProvider: MigrationProvider = {
   async getMigrations(): Promise<Record<string, Migration>> {
-    return { '001-initial': initial, '002-admin': admin, '003-content-version': contentVersion }
+    return {
+      '001-initial': initial,
+      '002-admin': admin,
+      '003-content-version': contentVersion,
+      '004-redirect-destinations': redirectDestinations,
+    }
   },
 }

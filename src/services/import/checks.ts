@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
-import { guarded } from '../../db/repositories/content.js'
 import type { Database } from '../../db/tables.js'
-import { findRedirectChains, findRedirectLoops, type RedirectEdge } from '../redirect-rules.js'
+import { describeLoop, type RedirectChainSummary, RedirectGraph, resolveYielding } from '../redirect-rules.js'
+import { describeChain, redirectBatches } from '../redirects.js'
 import { BATCH_SIZE, chunks } from './batches.js'
 import { byOrder, describeLocation, type FieldProblem, type Located, type Location } from './locations.js'
 import type { PageDraft, RedirectDraft } from './records.js'
@@ -76,9 +76,7 @@ export async function checkPagePaths(
     }
   }
   for (const paths of chunks([...byPath.keys()], BATCH_SIZE)) {
-    const rows = await guarded(() =>
-      db.selectFrom('pages').select(['id', 'path']).where('path', 'in', paths).execute(),
-    )
+    const rows = await db.selectFrom('pages').select(['id', 'path']).where('path', 'in', paths).execute()
     for (const row of rows) {
       // A row this import replaces gives up its path; the file's own duplicates were found above.
       if (pages.has(row.id)) continue
@@ -95,7 +93,9 @@ export async function checkPagePaths(
 
 /**
  * The redirect rules of SPEC §2 over the file's redirects and the stored ones they do not replace:
- * a `fromPath` is redirected once, loops are refused, chains are warned about.
+ * a `fromPath` is redirected once, loops are refused, chains are warned about. Linear in the number
+ * of redirects: the stored ones are read in keyed batches (the server goes on answering meanwhile)
+ * into one {@link RedirectGraph}, which finds every loop and chain in a single pass.
  */
 export async function checkRedirects(
   db: Kysely<Database>,
@@ -103,74 +103,77 @@ export async function checkRedirects(
   findings: Findings,
 ): Promise<void> {
   if (redirects.size === 0) return
-  interface Node extends RedirectEdge {
-    id: string
-    location?: Location
-  }
+  const imported = [...redirects.values()].sort(byOrder)
+  const importedPaths = new Set(imported.map(({ draft }) => draft.fromPath))
+  // Stored rows go first, so that a clash is reported on the file's record, which is what can change.
   // Inactive redirects count too: switching one on later must not be able to close a loop.
-  const rows = await guarded(() =>
-    db.selectFrom('redirects').select(['id', 'from_path', 'to_path']).execute(),
-  )
-  const stored: Node[] = rows
-    .filter((row) => !redirects.has(row.id))
-    .map((row) => ({ id: row.id, fromPath: row.from_path, toPath: row.to_path }))
-  const imported: Node[] = [...redirects.values()].sort(byOrder).map(({ draft, location }) => ({
-    id: draft.id,
-    fromPath: draft.fromPath,
-    toPath: draft.toPath,
-    location,
-  }))
-
-  // Stored rows first, so that a clash is reported on the file's record, which is what can change.
-  const byFrom = new Map<string, Node>()
-  for (const node of [...stored, ...imported]) {
-    const holder = byFrom.get(node.fromPath)
-    if (!holder) {
-      byFrom.set(node.fromPath, node)
-    } else if (node.location) {
-      const other = holder.location
-        ? `the redirect at ${describeLocation(holder.location)}`
-        : `redirect '${holder.id}' in the database`
-      findings.report(node.location, {
-        field: 'fromPath',
-        message: `'${node.fromPath}' is already redirected by ${other}`,
-      })
+  const graph = new RedirectGraph()
+  const storedHolders = new Map<string, string>()
+  for await (const rows of redirectBatches(db)) {
+    for (const row of rows) {
+      if (redirects.has(row.id)) continue
+      graph.add(row.from_path, row.to_path)
+      if (importedPaths.has(row.from_path)) storedHolders.set(row.from_path, row.id)
     }
   }
+  /** The file's records that are part of the graph, by `fromPath`. */
+  const held = new Map<string, Located<RedirectDraft>>()
+  for (const record of imported) {
+    const { fromPath, toPath } = record.draft
+    const storedId = storedHolders.get(fromPath)
+    const earlier = held.get(fromPath)
+    if (storedId === undefined && earlier === undefined) {
+      held.set(fromPath, record)
+      graph.add(fromPath, toPath)
+      continue
+    }
+    const other =
+      storedId === undefined && earlier
+        ? `the redirect at ${describeLocation(earlier.location)}`
+        : `redirect '${storedId}' in the database`
+    findings.report(record.location, {
+      field: 'fromPath',
+      message: `'${fromPath}' is already redirected by ${other}`,
+    })
+  }
+  await resolveYielding(graph)
 
-  const edges = [...byFrom.values()]
-  const firstImported = (paths: readonly string[]): Node | undefined =>
-    paths
-      .map((path) => byFrom.get(path))
-      .filter((node): node is Node & { location: Location } => node?.location !== undefined)
+  for (const loop of graph.loops()) {
+    const culprit = loop
+      .slice(0, -1)
+      .map((path) => held.get(path))
+      .filter((record) => record !== undefined)
       .sort(byOrder)[0]
-
-  for (const loop of findRedirectLoops(edges)) {
-    const culprit = firstImported(loop.slice(0, -1))
     // A loop made only of stored rows predates this import; refusing the import would not fix it.
-    if (!culprit?.location) continue
+    if (!culprit) continue
     findings.report(culprit.location, {
       field: 'toPath',
-      message: `creates a redirect loop: ${rotateLoop(loop, culprit.fromPath).join(' → ')}`,
+      message: `creates a redirect loop: ${describeLoop(loop, culprit.draft.fromPath)}`,
     })
   }
 
-  for (const chain of findRedirectChains(edges)) {
-    const start = byFrom.get(chain.fromPath)
-    const culprit = start?.location ? start : firstImported(chain.via)
-    if (!culprit?.location) continue
-    const route = [chain.fromPath, ...chain.via, chain.finalPath].join(' → ')
-    const origin = start?.location ? '' : ` (starting at redirect '${start?.id}' in the database)`
+  // A chain is the file's doing when it starts at, or passes through, one of the file's records.
+  const firstImported = graph.firstMarkedOnRoute((path) => held.has(path))
+  const chains: { chain: RedirectChainSummary; culprit: Located<RedirectDraft>; stored: boolean }[] = []
+  for (const chain of graph.chains()) {
+    const path = firstImported(chain.fromPath)
+    const culprit = path === undefined ? undefined : held.get(path)
+    if (culprit) chains.push({ chain, culprit, stored: !held.has(chain.fromPath) })
+  }
+  const storedIds = new Map<string, string>()
+  const storedStarts = chains.filter(({ stored }) => stored).map(({ chain }) => chain.fromPath)
+  for (const paths of chunks(storedStarts, BATCH_SIZE)) {
+    const rows = await db
+      .selectFrom('redirects')
+      .select(['id', 'from_path'])
+      .where('from_path', 'in', paths)
+      .execute()
+    for (const row of rows) storedIds.set(row.from_path, row.id)
+  }
+  for (const { chain, culprit, stored } of chains) {
+    const origin = stored ? ` (starting at redirect '${storedIds.get(chain.fromPath)}' in the database)` : ''
     findings.warn(culprit.location, {
-      message: `redirect chain ${route}${origin}; consider pointing '${chain.fromPath}' straight at '${chain.finalPath}'`,
+      message: `redirect chain ${describeChain(chain)}${origin}; consider pointing '${chain.fromPath}' straight at '${chain.finalPath}'`,
     })
   }
-}
-
-/** The same loop, starting (and ending) at `start`. */
-function rotateLoop(loop: readonly string[], start: string): string[] {
-  const cycle = loop.slice(0, -1)
-  const at = Math.max(cycle.indexOf(start), 0)
-  const rotated = [...cycle.slice(at), ...cycle.slice(0, at)]
-  return [...rotated, rotated[0]]
 }
