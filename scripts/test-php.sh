@@ -31,6 +31,8 @@ if [[ ! -f "$root/dist/server.js" ]]; then
 fi
 
 echo '> composer validate --strict (clients/php)'
+# Composer refuses to start without a home; a bare CI environment may have none.
+[[ -n "${HOME:-}${COMPOSER_HOME:-}" ]] || export COMPOSER_HOME="$(mktemp -d)"
 (cd "$package" && COMPOSER_ALLOW_SUPERUSER=1 COMPOSER_DISABLE_NETWORK=1 composer validate --strict --no-interaction)
 
 echo '> php -l (clients/php)'
