@@ -10,7 +10,7 @@ import {
 import { newId } from '../../ids.js'
 import { FormSchema, PageSchema, RedirectSchema, SubmissionSchema } from '../../schemas.js'
 import { parseTimestamp } from '../../time.js'
-import { redirectPathProblem } from '../redirect-rules.js'
+import { normaliseRedirectPath } from '../redirect-rules.js'
 import { closestName } from './closest-name.js'
 import { describeJsonType, isObject, type JsonObject } from './json.js'
 import type { ImportKind } from './kinds.js'
@@ -104,11 +104,15 @@ export const readRedirect = recordReader(
     }),
   }),
   (draft, problems) => {
+    // Paths are stored percent-decoded (SPEC §2.1): `/%C3%BCber` is kept as `/über`.
+    const paths = { fromPath: draft.fromPath, toPath: draft.toPath }
     for (const field of ['fromPath', 'toPath'] as const) {
-      const message = draft[field] === '' ? null : redirectPathProblem(draft[field])
-      if (message !== null) problems.push({ field, message })
+      if (draft[field] === '') continue
+      const normalised = normaliseRedirectPath(draft[field])
+      if (normalised.problem !== null) problems.push({ field, message: normalised.problem })
+      else paths[field] = normalised.path
     }
-    return { ...draft, id: draft.id ?? newId('redirect') }
+    return { ...draft, ...paths, id: draft.id ?? newId('redirect') }
   },
 )
 
