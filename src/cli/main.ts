@@ -7,6 +7,7 @@ import { ImportError } from '../services/import/errors.js'
 import { runDemo } from './demo.js'
 import { runImport } from './import.js'
 import { registerKeyCommands } from './keys.js'
+import { registerRedirectCommands } from './redirects.js'
 import { registerUserCommands } from './users.js'
 
 /** Parses a `--port` flag strictly; `loadConfig` then range-checks it with the env settings. */
@@ -60,6 +61,7 @@ export function buildProgram(): Command {
 
   registerUserCommands(program)
   registerKeyCommands(program)
+  registerRedirectCommands(program)
   return program
 }
 

@@ -3,6 +3,7 @@ import { createContentService } from './content.js'
 import { createContentAdminService } from './content-admin.js'
 import { createImporter } from './import/index.js'
 import { createKeyService } from './keys.js'
+import { createRedirectApplier } from './redirect-applier.js'
 import { createRedirectService } from './redirects.js'
 import { createSessionService, type SessionOptions } from './sessions.js'
 import { createUserService } from './users.js'
@@ -20,6 +21,7 @@ export function createServices(database: DatabaseHandle, options: { sessions?: S
     sessions: createSessionService(database.db, options.sessions),
     contentAdmin: createContentAdminService(database.db),
     redirects: createRedirectService(database.db),
+    redirectApplier: createRedirectApplier(database.db),
   }
 }
 

@@ -1,0 +1,211 @@
+import { spawn } from 'node:child_process'
+import { createHash, randomBytes } from 'node:crypto'
+import { open, rename, rm } from 'node:fs/promises'
+import { basename, dirname, join, resolve } from 'node:path'
+import { type Command, InvalidArgumentError, Option } from 'commander'
+import { ValidationError } from '../errors.js'
+import type { RedirectApplier } from '../services/redirect-applier.js'
+import {
+  exportRedirects,
+  REDIRECT_EXPORT_FORMATS,
+  type RedirectExportFormat,
+  type RedirectExportOptions,
+  redirectExportProblem,
+} from '../services/redirect-exports.js'
+import { withServices } from './context.js'
+
+interface ExportFlags {
+  format: RedirectExportFormat
+  output?: string
+  host?: string
+  watch?: boolean
+  then?: string
+  interval: number
+}
+
+/** `--interval`: seconds between content-version checks, at least 0.1. */
+function intervalFlag(value: string): number {
+  const seconds = Number(value)
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(value) || seconds < 0.1 || seconds > 86_400)
+    throw new InvalidArgumentError('the interval is a number of seconds from 0.1 to 86400.')
+  return seconds
+}
+
+/** `lectern redirects …`: apply the redirect rules (SPEC §2.1) from the command line, and export them. */
+export function registerRedirectCommands(program: Command): void {
+  const redirects = program.command('redirects').description('apply and export redirects (SPEC §2.1)')
+
+  redirects
+    .command('match')
+    .description("print '<status> <location>' for a request target (exit 0), or 'no redirect' (exit 1)")
+    .argument('<target>', 'a request path with an optional ?query, e.g. /old?page=2')
+    .action(async (target: string) => {
+      await withServices(async ({ redirectApplier }) => {
+        const answer = (await redirectApplier.buildMatcher()).match(target)
+        if (answer) console.log(`${answer.status} ${answer.location}`)
+        else {
+          console.log('no redirect')
+          process.exitCode = 1
+        }
+      })
+    })
+
+  redirects
+    .command('export')
+    .description('write every active redirect, chains flattened, for a web server or platform')
+    .addOption(
+      new Option('--format <format>', 'what to write')
+        .choices([...REDIRECT_EXPORT_FORMATS])
+        .makeOptionMandatory(),
+    )
+    .option('--output <file>', 'write to this file, replaced atomically (default: stdout)')
+    .option('--host <host>', 'the site host name (cloudflare only: its source URLs are whole URLs)')
+    .option('--watch', 'keep running; rewrite the file whenever the redirects change (needs --output)')
+    .option('--then <command>', 'a shell command to run after each write, e.g. "nginx -s reload"')
+    .option('--interval <seconds>', 'with --watch, how often to check for changes', intervalFlag, 5)
+    .action(async (flags: ExportFlags) => {
+      const options: RedirectExportOptions = { host: flags.host }
+      const problem = redirectExportProblem(flags.format, options)
+      if (problem !== null) throw new ValidationError(problem)
+      if ((flags.watch || flags.then !== undefined) && flags.output === undefined)
+        throw new ValidationError(`--${flags.watch ? 'watch' : 'then'} needs --output <file>`)
+      await withServices(async ({ redirectApplier }) => {
+        if (flags.output === undefined) {
+          const matcher = await redirectApplier.buildMatcher()
+          for (const chunk of exportRedirects(flags.format, matcher.rules(), options)) {
+            if (!process.stdout.write(chunk))
+              await new Promise<void>((done) => process.stdout.once('drain', () => done()))
+          }
+          return
+        }
+        const writer = createExportWriter(redirectApplier, flags, options, resolve(flags.output))
+        if (!flags.watch) {
+          await writer.writeIfChanged()
+          return
+        }
+        await watch(writer, redirectApplier, flags.interval)
+      })
+    })
+}
+
+/** Writes the export to `file` and runs `--then`, skipping both when the content is unchanged. */
+function createExportWriter(
+  applier: RedirectApplier,
+  flags: ExportFlags,
+  options: RedirectExportOptions,
+  file: string,
+) {
+  let lastDigest: string | undefined
+  return {
+    async writeIfChanged(): Promise<void> {
+      const matcher = await applier.buildMatcher()
+      const digest = await writeAtomically(file, exportRedirects(flags.format, matcher.rules(), options))
+      if (digest === lastDigest) return
+      lastDigest = digest
+      console.error(`lectern: wrote ${matcher.size} redirects to ${file}`)
+      if (flags.then !== undefined) await runThen(flags.then)
+    },
+  }
+}
+
+/**
+ * Writes `chunks` to a temporary file beside `file` (same file system), then renames it over
+ * `file`, so that a server reading `file` sees the old or the new version, never half of one.
+ * Returns the content's SHA-256, so that an unchanged export does not trigger `--then`.
+ */
+async function writeAtomically(file: string, chunks: Iterable<string>): Promise<string> {
+  const temporary = join(
+    dirname(file),
+    `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+  )
+  const hash = createHash('sha256')
+  const handle = await open(temporary, 'w', 0o644)
+  try {
+    let buffered: string[] = []
+    let size = 0
+    for (const chunk of chunks) {
+      hash.update(chunk)
+      buffered.push(chunk)
+      size += chunk.length
+      // Thousands of small lines per write call: bounded memory, few system calls.
+      if (size >= 1 << 16) {
+        await handle.write(buffered.join(''))
+        buffered = []
+        size = 0
+      }
+    }
+    if (buffered.length > 0) await handle.write(buffered.join(''))
+    await handle.sync()
+    await handle.close()
+    await rename(temporary, file)
+  } catch (error) {
+    await handle.close().catch(() => undefined)
+    await rm(temporary, { force: true })
+    throw error
+  }
+  return hash.digest('hex')
+}
+
+/** Runs `command` through the shell, its output passed through; a failure is logged, never fatal. */
+function runThen(command: string): Promise<void> {
+  return new Promise((done) => {
+    const child = spawn(command, { shell: true, stdio: ['ignore', 'inherit', 'inherit'] })
+    child.once('error', (error) => {
+      console.error(`lectern: --then command could not start: ${error.message}`)
+      done()
+    })
+    child.once('exit', (code, signal) => {
+      if (code !== 0)
+        console.error(
+          `lectern: --then command failed (${signal ? `signal ${signal}` : `exit status ${code}`})`,
+        )
+      done()
+    })
+  })
+}
+
+/**
+ * Polls the content version every `interval` seconds (one one-row query) and rewrites the export
+ * when it moved. Returns on SIGINT or SIGTERM, after the write in progress, if any, has finished.
+ * A failed check or write (the database briefly away) is logged and retried at the next tick.
+ */
+async function watch(
+  writer: ReturnType<typeof createExportWriter>,
+  applier: RedirectApplier,
+  interval: number,
+): Promise<void> {
+  let stopped = false
+  let wake: (() => void) | undefined
+  const stop = () => {
+    stopped = true
+    wake?.()
+  }
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  let seen: number | undefined
+  try {
+    while (!stopped) {
+      try {
+        const version = await applier.contentVersion()
+        if (version !== seen) {
+          await writer.writeIfChanged()
+          seen = version
+        }
+      } catch (error) {
+        console.error(`lectern: could not update the export: ${(error as Error).message.split('\n')[0]}`)
+      }
+      if (stopped) break
+      await new Promise<void>((done) => {
+        const timer = setTimeout(done, interval * 1000)
+        wake = () => {
+          clearTimeout(timer)
+          done()
+        }
+      })
+    }
+  } finally {
+    process.off('SIGINT', stop)
+    process.off('SIGTERM', stop)
+  }
+  console.error('lectern: stopped watching')
+}
