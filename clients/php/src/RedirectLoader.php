@@ -20,9 +20,11 @@ use Lectern\Http\CachedResponse;
  *   so an outage of Lectern never takes the site down with it; only with no copy at all does
  *   `matcher()` throw.
  *
- * The file holds only redirects (what `redirects:read` returns), never the API key, and is replaced
- * atomically (write, then rename). Without a file the loader caches in memory, which suits
- * long-running workers (RoadRunner, Swoole, queue consumers).
+ * The cache file holds the active redirects in the matcher's compact form, which is all a request
+ * reads; a second file beside it (`<cacheFile>.pages`) holds each API page with its `ETag`, read only
+ * to revalidate. Both hold only redirects, never the API key, and are replaced atomically (write,
+ * then rename). Without a file the loader caches in memory, which suits long-running workers
+ * (RoadRunner, Swoole, queue consumers).
  */
 final class RedirectLoader
 {
@@ -31,20 +33,23 @@ final class RedirectLoader
     /** The latest failure to refresh, when the old copy was kept; null after a successful refresh. */
     public ?LecternException $lastError = null;
 
-    /** @var array{savedAt: int, pages: list<array{url: string, etag: string|null, body: string}>}|null */
-    private ?array $state = null;
-
     private ?RedirectMatcher $matcher = null;
+
+    /** When the copy in memory was saved (Unix time). */
+    private ?int $savedAt = null;
+
+    /** @var list<array{url: string, etag: string|null, body: string}>|null the API pages of the copy, when read */
+    private ?array $pages = null;
 
     private readonly \Closure $clock;
 
     /**
-     * @param Lectern                 $lectern   a client whose key may read redirects; give it a short timeout
-     *                                           (a refresh runs inside a visitor's request)
-     * @param string|null             $cacheFile a file the web server may write (its folder must exist), shared by
-     *                                           every process of the host; null keeps the copy in memory only
-     * @param int                     $maxAge    seconds a copy is used without asking the API
-     * @param (callable(): int)|null  $clock     the Unix time (default `time()`); tests pass a fake clock
+     * @param Lectern                $lectern   a client whose key may read redirects; give it a short timeout
+     *                                          (a refresh runs inside a visitor's request)
+     * @param string|null            $cacheFile a file the web server may write (its folder must exist), shared by
+     *                                          every process of the host; null keeps the copy in memory only
+     * @param int                    $maxAge    seconds a copy is used without asking the API
+     * @param (callable(): int)|null $clock     the Unix time (default `time()`); tests pass a fake clock
      */
     public function __construct(
         private readonly Lectern $lectern,
@@ -69,14 +74,11 @@ final class RedirectLoader
      */
     public function matcher(): RedirectMatcher
     {
-        if ($this->matcher !== null && $this->fresh($this->state)) {
+        if ($this->matcher !== null && $this->fresh($this->savedAt)) {
             return $this->matcher;
         }
-        $stored = $this->readFile();
-        if ($stored !== null && ($this->state === null || $stored['savedAt'] >= $this->state['savedAt'])) {
-            $this->use($stored);
-        }
-        if ($this->matcher !== null && $this->fresh($this->state)) {
+        $this->readCopy();
+        if ($this->matcher !== null && $this->fresh($this->savedAt)) {
             return $this->matcher;
         }
 
@@ -91,14 +93,23 @@ final class RedirectLoader
      */
     public function refresh(): RedirectMatcher
     {
-        $previous = $this->state ?? $this->readFile();
-        $pages = $this->fetchPages($previous);
-        $state = ['savedAt' => ($this->clock)(), 'pages' => $pages];
-        $this->writeFile($state);
-        $this->use($state);
-        $this->lastError = null;
+        $pages = $this->fetchPages($this->pages ?? $this->readPages() ?? []);
+        $redirects = [];
+        foreach ($pages as $page) {
+            $body = json_decode($page['body'], true);
+            foreach (\is_array($body) && \is_array($body['data'] ?? null) ? $body['data'] : [] as $item) {
+                if (\is_array($item)) {
+                    $redirects[] = $item;
+                }
+            }
+        }
+        $matcher = new RedirectMatcher($redirects);
+        $savedAt = ($this->clock)();
+        $this->write($this->pagesFile(), ['format' => self::FORMAT, 'pages' => $pages]);
+        $this->write($this->cacheFile, ['format' => self::FORMAT, 'savedAt' => $savedAt, 'rules' => $matcher->exportRules()]);
+        [$this->matcher, $this->savedAt, $this->pages, $this->lastError] = [$matcher, $savedAt, $pages, null];
 
-        return $this->matcher;
+        return $matcher;
     }
 
     private function refreshUnderLock(): RedirectMatcher
@@ -111,25 +122,22 @@ final class RedirectLoader
                     return $this->matcher;
                 }
                 flock($lock, LOCK_EX);
-                $stored = $this->readFile();
-                if ($stored !== null && $this->fresh($stored)) {
-                    $this->use($stored);
-
+                $this->readCopy();
+                if ($this->matcher !== null && $this->fresh($this->savedAt)) {
                     return $this->matcher;
                 }
             }
             try {
                 return $this->refresh();
             } catch (LecternException $error) {
-                if ($this->state === null) {
+                if ($this->matcher === null) {
                     throw $error;
                 }
                 // Keep serving the old copy, and wait another maxAge before asking again, so that
                 // an outage does not make every request wait for a timeout.
                 $this->lastError = $error;
-                $state = ['savedAt' => ($this->clock)(), 'pages' => $this->state['pages']];
-                $this->writeFile($state);
-                $this->state = $state;
+                $this->savedAt = ($this->clock)();
+                $this->write($this->cacheFile, ['format' => self::FORMAT, 'savedAt' => $this->savedAt, 'rules' => $this->matcher->exportRules()]);
 
                 return $this->matcher;
             }
@@ -144,14 +152,14 @@ final class RedirectLoader
     /**
      * Every page of active redirects, revalidating the pages of the previous copy.
      *
-     * @param array{pages: list<array{url: string, etag: string|null, body: string}>}|null $previous
+     * @param list<array{url: string, etag: string|null, body: string}> $previous
      *
      * @return list<array{url: string, etag: string|null, body: string}>
      */
-    private function fetchPages(?array $previous): array
+    private function fetchPages(array $previous): array
     {
         // A new process starts with an empty response cache: hand it the ETags of the last copy.
-        foreach ($previous['pages'] ?? [] as $page) {
+        foreach ($previous as $page) {
             if ($page['etag'] !== null && $this->lectern->responseCache->get($page['url']) === null) {
                 $this->lectern->responseCache->set($page['url'], new CachedResponse($page['etag'], $page['body']));
             }
@@ -159,13 +167,12 @@ final class RedirectLoader
         $pages = [];
         for ($number = 1; ; ++$number) {
             $list = $this->lectern->redirects->list(page: $number, pageSize: Resource\Listing::MAX_PAGE_SIZE, active: true);
-            $info = $this->lectern->lastResponse;
-            $url = $info?->url ?? '';
+            $url = $this->lectern->lastResponse?->url ?? '';
             $cached = $this->lectern->responseCache->get($url);
             $pages[] = [
                 'url' => $url,
                 'etag' => $cached?->etag,
-                'body' => $cached !== null ? $cached->body : json_encode(['data' => $list->data, 'meta' => $list->meta], JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE),
+                'body' => $cached !== null ? $cached->body : json_encode($list, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE),
             ];
             if ($number >= $list->meta->totalPages || $list->data === []) {
                 return $pages;
@@ -173,38 +180,36 @@ final class RedirectLoader
         }
     }
 
-    /** @param array{savedAt: int, pages: list<array{url: string, etag: string|null, body: string}>} $state */
-    private function use(array $state): void
+    private function fresh(?int $savedAt): bool
     {
-        $redirects = [];
-        foreach ($state['pages'] as $page) {
-            $body = json_decode($page['body'], true);
-            foreach (\is_array($body) && \is_array($body['data'] ?? null) ? $body['data'] : [] as $item) {
-                if (\is_array($item)) {
-                    $redirects[] = $item;
-                }
-            }
-        }
-        $this->matcher = new RedirectMatcher($redirects);
-        $this->state = $state;
+        return $savedAt !== null && ($this->clock)() - $savedAt < $this->maxAge;
     }
 
-    /** @param array{savedAt: int}|null $state */
-    private function fresh(?array $state): bool
+    /** Takes the cache file's copy when it is newer than the one in memory; a damaged or foreign file is ignored. */
+    private function readCopy(): void
     {
-        return $state !== null && ($this->clock)() - $state['savedAt'] < $this->maxAge;
+        $data = $this->read($this->cacheFile);
+        if ($data === null || !\is_int($data['savedAt'] ?? null) || !\is_array($data['rules'] ?? null)) {
+            return;
+        }
+        if ($this->savedAt !== null && $data['savedAt'] < $this->savedAt) {
+            return;
+        }
+        try {
+            $this->matcher = RedirectMatcher::fromExportedRules($data['rules']);
+        } catch (\InvalidArgumentException) {
+            return;
+        }
+        $this->savedAt = $data['savedAt'];
+        // The pages belong to the copy just read; they are read again when a refresh needs them.
+        $this->pages = null;
     }
 
-    /** @return array{savedAt: int, pages: list<array{url: string, etag: string|null, body: string}>}|null */
-    private function readFile(): ?array
+    /** @return list<array{url: string, etag: string|null, body: string}>|null */
+    private function readPages(): ?array
     {
-        if ($this->cacheFile === null || !is_file($this->cacheFile)) {
-            return null;
-        }
-        $text = @file_get_contents($this->cacheFile);
-        $data = \is_string($text) ? json_decode($text, true) : null;
-        // A file of another format or a damaged one is ignored: it is a cache, the API has the truth.
-        if (!\is_array($data) || ($data['format'] ?? null) !== self::FORMAT || !\is_int($data['savedAt'] ?? null) || !\is_array($data['pages'] ?? null)) {
+        $data = $this->read($this->pagesFile());
+        if ($data === null || !\is_array($data['pages'] ?? null)) {
             return null;
         }
         $pages = [];
@@ -215,33 +220,43 @@ final class RedirectLoader
             $pages[] = ['url' => $page['url'], 'etag' => \is_string($page['etag'] ?? null) ? $page['etag'] : null, 'body' => $page['body']];
         }
 
-        return ['savedAt' => $data['savedAt'], 'pages' => $pages];
+        return $pages;
     }
 
-    /** @param array{savedAt: int, pages: list<array{url: string, etag: string|null, body: string}>} $state */
-    private function writeFile(array $state): void
+    private function pagesFile(): ?string
     {
-        if ($this->cacheFile === null) {
-            return;
-        }
-        $json = json_encode(['format' => self::FORMAT] + $state, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
-        $temporary = @tempnam(\dirname($this->cacheFile), '.lectern-redirects-');
-        if ($temporary === false) {
-            self::warn($this->cacheFile);
+        return $this->cacheFile === null ? null : $this->cacheFile . '.pages';
+    }
 
+    /** @return array<string, mixed>|null the file's JSON when it is this loader's format */
+    private function read(?string $file): ?array
+    {
+        if ($file === null || !is_file($file)) {
+            return null;
+        }
+        $text = @file_get_contents($file);
+        $data = \is_string($text) ? json_decode($text, true) : null;
+
+        return \is_array($data) && ($data['format'] ?? null) === self::FORMAT ? $data : null;
+    }
+
+    /** @param array<string, mixed> $data */
+    private function write(?string $file, array $data): void
+    {
+        if ($file === null) {
             return;
         }
-        // tempnam() makes the file private; readers may be other users (a CLI warm-up, the web server).
-        @chmod($temporary, 0666 & ~umask());
-        if (file_put_contents($temporary, $json) === false || !@rename($temporary, $this->cacheFile)) {
+        $json = json_encode($data, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
+        $temporary = @tempnam(\dirname($file), '.lectern-redirects-');
+        if ($temporary !== false) {
+            // tempnam() makes the file private; readers may be other users (a CLI warm-up, the web server).
+            @chmod($temporary, 0666 & ~umask());
+            if (file_put_contents($temporary, $json) !== false && @rename($temporary, $file)) {
+                return;
+            }
             @unlink($temporary);
-            self::warn($this->cacheFile);
         }
-    }
-
-    /** A copy that cannot be saved still serves this process; the next one asks the API again. */
-    private static function warn(string $cacheFile): void
-    {
-        trigger_error(\sprintf('Lectern\RedirectLoader: cannot write the cache file %s', $cacheFile), E_USER_WARNING);
+        // A copy that cannot be saved still serves this process; the next one asks the API again.
+        trigger_error(\sprintf('Lectern\RedirectLoader: cannot write the cache file %s', $file), E_USER_WARNING);
     }
 }

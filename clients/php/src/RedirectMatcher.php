@@ -29,7 +29,7 @@ namespace Lectern;
  */
 final class RedirectMatcher implements \Countable
 {
-    /** @var array<string, array{string, bool}> active `fromPath` → [`toPath`, permanent] */
+    /** @var array<array-key, mixed> active `fromPath` → [`toPath`, permanent] (checked as it is walked: it may come from a cache) */
     private array $next = [];
 
     /** @var array<string, array{string, int, string}|false> `fromPath` → [final `toPath`, status, location], false: applies nowhere */
@@ -59,6 +59,32 @@ final class RedirectMatcher implements \Countable
             }
             $this->next[$from] = [$to, $type === 'permanent'];
         }
+    }
+
+    /**
+     * The active redirects in the compact form {@see fromExportedRules()} takes back: `fromPath` →
+     * [`toPath`, permanent], in the order given. For caches (the {@see RedirectLoader}'s file).
+     *
+     * @return array<string, array{string, bool}>
+     */
+    public function exportRules(): array
+    {
+        return $this->next;
+    }
+
+    /**
+     * A matcher from {@see exportRules()}'s output, without the cost of reading redirect items: a
+     * cache holding thousands of redirects is ready in the time `json_decode` takes. An entry that is
+     * not of that form (a damaged cache) matches nothing.
+     *
+     * @param array<array-key, mixed> $rules
+     */
+    public static function fromExportedRules(array $rules): self
+    {
+        $matcher = new self([]);
+        $matcher->next = $rules;
+
+        return $matcher;
     }
 
     /**
@@ -169,7 +195,12 @@ final class RedirectMatcher implements \Countable
                 $tail = $this->resolved[$current];
                 break;
             }
-            if (!isset($this->next[$current])) {
+            $rule = $this->next[$current] ?? null;
+            if ($rule === null) {
+                break;
+            }
+            if (!\is_array($rule) || !\is_string($rule[0] ?? null) || !\is_bool($rule[1] ?? null)) {
+                $tail = false;
                 break;
             }
             if (isset($onWalk[$current])) {
@@ -178,7 +209,7 @@ final class RedirectMatcher implements \Countable
             }
             $onWalk[$current] = true;
             $walk[] = $current;
-            $current = $this->next[$current][0];
+            $current = $rule[0];
         }
         // Unwind: each link's answer is its successor's, downgraded to 302 by a temporary link.
         for ($i = \count($walk) - 1; $i >= 0; --$i) {
@@ -196,5 +227,7 @@ final class RedirectMatcher implements \Countable
             $this->resolved[$from] = $answer;
             $tail = $answer;
         }
+        // A malformed rule (from a damaged cache) is not on the walk: it applies nowhere.
+        $this->resolved[$start] ??= false;
     }
 }

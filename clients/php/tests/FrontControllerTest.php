@@ -71,11 +71,14 @@ final class FrontControllerTest extends TestCase
             $this->assertFileExists($cacheFile);
             $this->assertSame([302, '/neu-%C3%BC'], \array_slice($server->get('/%C3%BCber'), 0, 2));
             $this->assertSame([200, null, 'served /retired'], $server->get('/retired'));
-            $this->assertStringNotContainsString($launcher['keys']['viewer'], (string) file_get_contents($cacheFile), 'the cache file never holds the key');
+            foreach (['', '.pages'] as $suffix) {
+                $this->assertStringNotContainsString($launcher['keys']['viewer'], (string) file_get_contents($cacheFile . $suffix), 'the cache files never hold the key');
+            }
         } finally {
             $server->stop();
-            @unlink($cacheFile);
-            @unlink($cacheFile . '.lock');
+            foreach (['', '.pages', '.lock'] as $suffix) {
+                @unlink($cacheFile . $suffix);
+            }
         }
     }
 

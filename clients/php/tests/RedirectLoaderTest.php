@@ -32,8 +32,9 @@ final class RedirectLoaderTest extends TestCase
 
     protected function tearDown(): void
     {
-        @unlink($this->cacheFile);
-        @unlink($this->cacheFile . '.lock');
+        foreach (['', '.pages', '.lock'] as $suffix) {
+            @unlink($this->cacheFile . $suffix);
+        }
     }
 
     private static function process(?string $baseUrl = null): Lectern

@@ -98,6 +98,28 @@ final class RedirectMatcherTest extends TestCase
         $this->assertNull($matcher->match(''));
     }
 
+    public function testExportedRulesBuildAMatcherThatAnswersTheSame(): void
+    {
+        $spec = json_decode((string) file_get_contents(\dirname(__DIR__, 3) . '/spec/redirect-cases.json'), true);
+        $original = new RedirectMatcher($spec['redirects']);
+        $rules = json_decode(json_encode($original->exportRules(), JSON_THROW_ON_ERROR), true);
+        $copy = RedirectMatcher::fromExportedRules($rules);
+
+        foreach ($spec['cases'] as $case) {
+            $this->assertEquals($original->match($case['target']), $copy->match($case['target']), $case['name']);
+        }
+    }
+
+    public function testADamagedExportMatchesNothingWhereItIsDamaged(): void
+    {
+        $matcher = RedirectMatcher::fromExportedRules(['/a' => ['/b', true], '/b' => 'junk', '/c' => ['/d'], '/e' => ['/f', false]]);
+
+        $this->assertNull($matcher->match('/a'));
+        $this->assertNull($matcher->match('/b'));
+        $this->assertNull($matcher->match('/c'));
+        $this->assertSame(['status' => 302, 'location' => '/f'], $matcher->match('/e')?->toArray());
+    }
+
     public function testItRefusesAnItemThatIsNotARedirect(): void
     {
         $this->expectException(\InvalidArgumentException::class);

@@ -21,7 +21,7 @@ final class Process
     {
         $process = proc_open(
             $command,
-            [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['file', sys_get_temp_dir() . '/lectern-php-tests-' . getmypid() . '.log', 'a']],
+            [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['file', self::log(), 'a']],
             $pipes,
             $cwd,
             $env === null ? null : $env + getenv(),
@@ -54,7 +54,7 @@ final class Process
                 }
             }
         }
-        throw new \RuntimeException(\sprintf('no line from the process within %.0f s (its stderr is in %s)', $seconds, sys_get_temp_dir() . '/lectern-php-tests-' . getmypid() . '.log'));
+        throw new \RuntimeException(\sprintf('no line from the process within %.0f s (its stderr is in %s; set LECTERN_KEEP_TEST_LOG=1 to keep it)', $seconds, self::log()));
     }
 
     /** Closes its stdin (the Lectern test server stops on that) and terminates it. */
@@ -70,6 +70,26 @@ final class Process
         }
         proc_terminate($this->process);
         proc_close($this->process);
+    }
+
+    /**
+     * Where the children's stderr goes (the built-in web server logs every request there). Removed
+     * when the run ends unless LECTERN_KEEP_TEST_LOG is set, to read after a failure.
+     */
+    private static function log(): string
+    {
+        static $registered = false;
+        $log = sys_get_temp_dir() . '/lectern-php-tests-' . getmypid() . '.log';
+        if (!$registered) {
+            $registered = true;
+            register_shutdown_function(static function () use ($log): void {
+                if (is_file($log) && (getenv('LECTERN_KEEP_TEST_LOG') === false)) {
+                    @unlink($log);
+                }
+            });
+        }
+
+        return $log;
     }
 
     public static function freePort(): int

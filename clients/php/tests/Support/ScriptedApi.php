@@ -32,6 +32,11 @@ final class ScriptedApi
             );
             Process::waitForPort($port, 10);
             self::$instance = new self($port, $directory, $process);
+            register_shutdown_function(static function () use ($process, $directory): void {
+                $process->stop();
+                array_map('unlink', glob($directory . '/*') ?: []);
+                @rmdir($directory);
+            });
         }
 
         return self::$instance;
