@@ -3,6 +3,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Kysely } from 'kysely'
+import type { Database } from '../../src/db/tables.js'
 import type { RedirectAnswer, RedirectRule } from '../../src/services/redirect-matcher.js'
 
 /** The runtimes that may be named in a case's `skip` (contract.md). */
@@ -281,4 +283,26 @@ http://:${port} {
       env: { HOME: dir, XDG_DATA_HOME: join(dir, 'data'), XDG_CONFIG_HOME: join(dir, 'config') },
     }
   })
+}
+
+/**
+ * Stores the case file's redirects as rows, exactly as given (decoded paths, ids, timestamps), the
+ * way the redirects service stores them; straight to the table so that these tests depend on the
+ * matching rules alone, not on how an import or a form reads its input.
+ */
+export async function insertCaseRedirects(db: Kysely<Database>): Promise<void> {
+  await db
+    .insertInto('redirects')
+    .values(
+      caseFile.redirects.map((r) => ({
+        id: r.id,
+        from_path: r.fromPath,
+        to_path: r.toPath,
+        type: r.type as 'permanent' | 'temporary',
+        is_active: r.isActive === false ? (0 as const) : (1 as const),
+        created_at: r.createdAt,
+        updated_at: r.updatedAt,
+      })),
+    )
+    .execute()
 }
