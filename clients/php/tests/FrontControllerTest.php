@@ -82,6 +82,25 @@ final class FrontControllerTest extends TestCase
         }
     }
 
+    public function testItRefusesToRedirectAfterOutputHasStartedAndSaysWhere(): void
+    {
+        $server = new PhpServer(__DIR__ . '/fixtures/front.php', [
+            'LECTERN_REDIRECTS' => TestServer::repositoryRoot() . '/spec/redirect-cases.json',
+            'LECTERN_PRINT_FIRST' => '1',
+        ], ['output_buffering' => '0', 'display_errors' => '1']);
+        // Output buffering would hold the early output back and let the headers through: it is off here.
+        try {
+            [$status, $location, $body] = $server->get('/old');
+        } finally {
+            $server->stop();
+        }
+
+        $this->assertNull($location);
+        $this->assertSame(200, $status, 'the status line went out with the early output');
+        $this->assertStringContainsString('LogicException', $body);
+        $this->assertStringContainsString('output started at ' . __DIR__ . '/fixtures/front.php:', $body);
+    }
+
     public function testTheAbsoluteFormAProxySendsIsMatchedByItsPath(): void
     {
         self::$fromCases ??= new PhpServer(__DIR__ . '/fixtures/front.php', ['LECTERN_REDIRECTS' => TestServer::repositoryRoot() . '/spec/redirect-cases.json']);

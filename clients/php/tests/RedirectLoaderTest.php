@@ -100,6 +100,26 @@ final class RedirectLoaderTest extends TestCase
         $this->assertSame(304, $lectern->lastResponse?->status);
     }
 
+    public function testWhileAnotherProcessRefreshesAStaleCopyIsServedWithoutAskingTheApi(): void
+    {
+        $this->loader(self::process())->matcher();
+        $this->clock->now += 120;
+        // flock() locks belong to an open file, so a second handle stands for another process.
+        $otherProcess = fopen($this->cacheFile . '.lock', 'c');
+        $this->assertTrue(flock($otherProcess, LOCK_EX));
+
+        try {
+            $later = self::process();
+            $matcher = $this->loader($later)->matcher();
+        } finally {
+            flock($otherProcess, LOCK_UN);
+            fclose($otherProcess);
+        }
+
+        $this->assertSame('/blog', $matcher->match('/blog-old')?->location);
+        $this->assertNull($later->lastResponse, 'no request was made');
+    }
+
     public function testWhenTheApiCannotBeReachedTheOldCopyIsKeptAndTheErrorRecorded(): void
     {
         $this->loader(self::process())->matcher();

@@ -11,11 +11,18 @@ final class PhpServer
 
     public readonly int $port;
 
-    /** @param array<string, string> $env */
-    public function __construct(string $script, array $env = [])
+    /**
+     * @param array<string, string> $env
+     * @param array<string, string> $ini php.ini settings for the server
+     */
+    public function __construct(string $script, array $env = [], array $ini = [])
     {
         $this->port = Process::freePort();
-        $this->process = new Process([\PHP_BINARY, '-S', '127.0.0.1:' . $this->port, $script], \dirname($script), $env);
+        $settings = [];
+        foreach ($ini as $name => $value) {
+            array_push($settings, '-d', "$name=$value");
+        }
+        $this->process = new Process([\PHP_BINARY, ...$settings, '-S', '127.0.0.1:' . $this->port, $script], \dirname($script), $env);
         Process::waitForPort($this->port, 10);
     }
 
