@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
-import { printTable, readPipedStdin, withServices } from './context.js'
+import { databaseLocation, printTable, readPipedStdin, withServices } from './context.js'
 
-/** `lectern users …`: create users, change roles, disable, enable, delete, list. */
+/** `lectern users …`: create users, change roles, disable, enable, delete, unlock sign-ins, list. */
 export function registerUserCommands(program: Command): void {
   const users = program.command('users').description('manage dashboard users and their roles')
 
@@ -69,13 +69,29 @@ export function registerUserCommands(program: Command): void {
     })
 
   users
+    .command('unlock')
+    .description(
+      "clear a user's sign-in throttle: the failed attempts recorded for the email, from every address",
+    )
+    .argument('<email>')
+    .action(async (email: string) => {
+      await withServices(async ({ sessions }) => {
+        const cleared = await sessions.clearSignInFailures(email)
+        console.log(
+          `Cleared the sign-in throttle of ${email.trim().toLowerCase()} (${cleared} failed attempt${cleared === 1 ? '' : 's'})`,
+        )
+      })
+    })
+
+  users
     .command('list')
     .description('list users')
     .option('--json', 'print JSON')
     .action(async (options: { json?: boolean }) => {
-      await withServices(async ({ users }) => {
+      await withServices(async ({ users }, database) => {
         const list = await users.listUsers()
         if (options.json) console.log(JSON.stringify(list, null, 2))
+        else if (list.length === 0) console.log(`No users in ${databaseLocation(database)}`)
         else
           printTable(list as unknown as Record<string, string>[], [
             'email',

@@ -1,10 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import { guarded } from '../db/client.js'
 import type { Database } from '../db/tables.js'
 import { randomBase62 } from '../ids.js'
 import { formatTimestamp } from '../time.js'
-import { hashPassword, verifyPassword } from './passwords.js'
+import { hashPassword, PASSWORD_HASHING, PasswordHashingBusyError, verifyPassword } from './passwords.js'
 import { isRole, type Role } from './roles.js'
 
 /** How long dashboard sessions live and how sign-ins are throttled; every field has a default. */
@@ -15,21 +14,42 @@ export interface SessionOptions {
   idleTimeoutMs?: number
   /** A session ends this long after sign-in, however busy (default 12 hours). */
   absoluteTimeoutMs?: number
-  /** Failed sign-ins for one email within the window before it is locked (default 5). */
-  maxFailuresPerAccount?: number
-  /** Failed sign-ins from one IP address within the window before it is locked (default 20). */
-  maxFailuresPerIp?: number
+  /**
+   * Failed sign-ins for one email from one address within the window before that address is
+   * refused for that email (default 5). Stops one address guessing one password; the owner signing
+   * in from elsewhere is not affected.
+   */
+  maxFailuresPerAddressAndAccount?: number
+  /**
+   * Failed sign-ins from one address, for any emails, within the window before the address is
+   * refused (default 100). Stops one address spraying guesses over many accounts.
+   */
+  maxFailuresPerAddress?: number
+  /**
+   * Failed sign-ins for one email, from any address, within the window after which every attempt
+   * on it is slowed (default 5). The account is never locked: a right password still signs in.
+   */
+  accountSlowdownAfter?: number
+  /** The first slowdown; it doubles with each further failure (default 1 s). */
+  accountDelayMs?: number
+  /** The longest slowdown (default 10 s). */
+  accountDelayMaxMs?: number
   /** The sliding window failures are counted over (default 15 minutes). */
   throttleWindowMs?: number
+  /** How a slowdown waits; tests pass one that records the delays. */
+  sleep?: (ms: number) => Promise<void>
 }
 
 export const SESSION_DEFAULTS = {
   idleTimeoutMs: 30 * 60_000,
   absoluteTimeoutMs: 12 * 60 * 60_000,
-  maxFailuresPerAccount: 5,
-  maxFailuresPerIp: 20,
+  maxFailuresPerAddressAndAccount: 5,
+  maxFailuresPerAddress: 100,
+  accountSlowdownAfter: 5,
+  accountDelayMs: 1_000,
+  accountDelayMaxMs: 10_000,
   throttleWindowMs: 15 * 60_000,
-} satisfies Required<Omit<SessionOptions, 'clock'>>
+} satisfies Required<Omit<SessionOptions, 'clock' | 'sleep'>>
 
 /** `last_seen_at` is written at most this often per session, so reading pages does not mean writing. */
 const LAST_SEEN_RESOLUTION_MS = 60_000
@@ -59,8 +79,13 @@ export type SignInResult =
   | { status: 'invalid' }
   /** The right password for a disabled user. */
   | { status: 'disabled' }
-  /** Too many recent failures for this email or this IP address; the password was not checked. */
+  /**
+   * Too many recent failures from this address (for this email, or for any); the password was not
+   * checked. Other addresses are not affected.
+   */
   | { status: 'locked'; retryAfterSeconds: number }
+  /** Too many sign-ins are waiting for a password check on this instance; nothing was checked. */
+  | { status: 'busy'; retryAfterSeconds: number }
 
 /**
  * The sign-in throttle could not be read or written. Sign-in fails closed: without a working
@@ -107,16 +132,19 @@ export function createSessionService(db: Kysely<Database>, options: SessionOptio
     }
   }
 
-  /** Seconds until the oldest of the failures that keep `column` locked leaves the window. */
-  const lockedFor = async (column: 'email' | 'ip_address', value: string, max: number, since: string) => {
-    const rows = await db
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
+
+  /** Seconds until the oldest of the failures that keep these attempts locked leaves the window. */
+  const lockedFor = async (match: { email?: string; ip?: string }, max: number, since: string) => {
+    let query = db
       .selectFrom('login_attempts')
       .select('attempted_at')
-      .where(column, '=', value)
       .where('attempted_at', '>', since)
       .orderBy('attempted_at', 'desc')
       .limit(max + 1)
-      .execute()
+    if (match.email !== undefined) query = query.where('email', '=', match.email)
+    if (match.ip !== undefined) query = query.where('ip_address', '=', match.ip)
+    const rows = await query.execute()
     // The newest row is this attempt; the lock lifts when the oldest of the `max` failures before it
     // leaves the window.
     if (rows.length <= max) return 0
@@ -136,12 +164,15 @@ export function createSessionService(db: Kysely<Database>, options: SessionOptio
 
   return {
     /**
-     * Checks an email and password and opens a session. The attempt is recorded before the password
-     * is checked and counted together with the earlier ones, so that concurrent guesses cannot all
-     * slip under the limit; an attempt refused by the lock is not counted (a lock lifts on time
-     * however hard it is hammered); a success removes its attempt and resets the account's count.
-     * `previousToken`, the session the browser held before, is ended: the session id always changes
-     * at sign-in.
+     * Checks an email and password and opens a session, under the throttle (OWASP's authentication
+     * cheat sheet): an address that failed too often for this email, or for any, is refused without a
+     * check; an email that failed too often from anywhere is slowed, never locked, so an attacker can
+     * neither guess from one address nor keep the owner out from another. The attempt is recorded
+     * before the password is checked and counted together with the earlier ones, so that concurrent
+     * guesses cannot all slip under a limit; an attempt refused by a lock is not counted (a lock lifts
+     * on time however hard it is hammered); a success removes the failures of its address for the
+     * email. `previousToken`, the session the browser held before, is ended: the session id always
+     * changes at sign-in.
      */
     async signIn(input: {
       email: string
@@ -153,61 +184,88 @@ export function createSessionService(db: Kysely<Database>, options: SessionOptio
       const current = clock()
       const windowStart = stamp(current - settings.throttleWindowMs)
       const attemptId = randomBase62(24)
-      const { account, ip } = await throttle(async () => {
+      const { pair, address, accountFailures } = await throttle(async () => {
         await db.deleteFrom('login_attempts').where('attempted_at', '<=', windowStart).execute()
         await db
           .insertInto('login_attempts')
           .values({ id: attemptId, email, ip_address: input.ip, attempted_at: stamp(current) })
           .execute()
+        const counted = await db
+          .selectFrom('login_attempts')
+          .select((eb) => eb.fn.countAll<number | string>().as('n'))
+          .where('email', '=', email)
+          .where('attempted_at', '>', windowStart)
+          .executeTakeFirstOrThrow()
         return {
-          account: await lockedFor('email', email, settings.maxFailuresPerAccount, windowStart),
-          ip: await lockedFor('ip_address', input.ip, settings.maxFailuresPerIp, windowStart),
+          pair: await lockedFor(
+            { email, ip: input.ip },
+            settings.maxFailuresPerAddressAndAccount,
+            windowStart,
+          ),
+          address: await lockedFor({ ip: input.ip }, settings.maxFailuresPerAddress, windowStart),
+          // Every failure but this attempt, from any address.
+          accountFailures: Number(counted.n) - 1,
         }
       })
-      if (account > 0 || ip > 0) {
-        await throttle(() => db.deleteFrom('login_attempts').where('id', '=', attemptId).execute())
-        return { status: 'locked', retryAfterSeconds: Math.max(account, ip) }
+      const forget = () =>
+        throttle(() => db.deleteFrom('login_attempts').where('id', '=', attemptId).execute())
+      if (pair > 0 || address > 0) {
+        await forget()
+        return { status: 'locked', retryAfterSeconds: Math.max(pair, address) }
       }
+      const over = accountFailures - settings.accountSlowdownAfter
+      if (over >= 0)
+        await sleep(Math.min(settings.accountDelayMaxMs, settings.accountDelayMs * 2 ** Math.min(over, 30)))
 
-      const user = await guarded(() =>
-        db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst(),
-      )
-      decoy ??= hashPassword(newToken())
-      const matches = await verifyPassword(input.password, user?.password_hash ?? (await decoy))
+      const user = await db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst()
+      let matches: boolean
+      try {
+        // Sign-ins wait behind a few others at most; beyond that the instance is too busy to check more.
+        const busy = { maxQueue: PASSWORD_HASHING.maxQueue }
+        decoy ??= hashPassword(newToken())
+        matches = await verifyPassword(input.password, user?.password_hash ?? (await decoy), busy)
+      } catch (error) {
+        if (!(error instanceof PasswordHashingBusyError)) throw error
+        await forget()
+        return { status: 'busy', retryAfterSeconds: error.retryAfterSeconds }
+      }
       if (!user || !matches || !isRole(user.role)) return { status: 'invalid' }
       if (user.is_disabled === 1) return { status: 'disabled' }
 
       const token = newToken()
       const csrfToken = newToken()
-      await guarded(() =>
-        db.transaction().execute(async (trx) => {
-          await trx.deleteFrom('login_attempts').where('email', '=', email).execute()
-          await trx.deleteFrom('login_attempts').where('id', '=', attemptId).execute()
-          if (input.previousToken !== undefined)
-            await trx.deleteFrom('admin_sessions').where('id', '=', hashToken(input.previousToken)).execute()
-          // Expired sessions are otherwise deleted only when presented; sign-ins keep the table small.
-          await trx
-            .deleteFrom('admin_sessions')
-            .where((eb) =>
-              eb.or([
-                eb('last_seen_at', '<=', stamp(current - settings.idleTimeoutMs)),
-                eb('created_at', '<=', stamp(current - settings.absoluteTimeoutMs)),
-              ]),
-            )
-            .execute()
-          await trx
-            .insertInto('admin_sessions')
-            .values({
-              id: hashToken(token),
-              user_id: user.id,
-              csrf_token: csrfToken,
-              flash: null,
-              created_at: stamp(current),
-              last_seen_at: stamp(current),
-            })
-            .execute()
-        }),
-      )
+      await db.transaction().execute(async (trx) => {
+        // The owner's own typos from this address are forgiven; failures from elsewhere still count.
+        await trx
+          .deleteFrom('login_attempts')
+          .where('email', '=', email)
+          .where('ip_address', '=', input.ip)
+          .execute()
+        await trx.deleteFrom('login_attempts').where('id', '=', attemptId).execute()
+        if (input.previousToken !== undefined)
+          await trx.deleteFrom('admin_sessions').where('id', '=', hashToken(input.previousToken)).execute()
+        // Expired sessions are otherwise deleted only when presented; sign-ins keep the table small.
+        await trx
+          .deleteFrom('admin_sessions')
+          .where((eb) =>
+            eb.or([
+              eb('last_seen_at', '<=', stamp(current - settings.idleTimeoutMs)),
+              eb('created_at', '<=', stamp(current - settings.absoluteTimeoutMs)),
+            ]),
+          )
+          .execute()
+        await trx
+          .insertInto('admin_sessions')
+          .values({
+            id: hashToken(token),
+            user_id: user.id,
+            csrf_token: csrfToken,
+            flash: null,
+            created_at: stamp(current),
+            last_seen_at: stamp(current),
+          })
+          .execute()
+      })
       return {
         status: 'signed_in',
         token,
@@ -224,70 +282,79 @@ export function createSessionService(db: Kysely<Database>, options: SessionOptio
      * The session a cookie's token stands for, or null when it is unknown, idle too long, past its
      * absolute lifetime, or its user is disabled (such sessions are deleted on the way).
      */
-    authenticate: (token: string): Promise<AdminSession | null> =>
-      guarded(async () => {
-        if (!TOKEN_SHAPE.test(token)) return null
-        const id = hashToken(token)
-        const row = await db
-          .selectFrom('admin_sessions')
-          .innerJoin('users', 'users.id', 'admin_sessions.user_id')
-          .select([
-            'admin_sessions.csrf_token',
-            'admin_sessions.flash',
-            'admin_sessions.created_at',
-            'admin_sessions.last_seen_at',
-            'users.id as user_id',
-            'users.email',
-            'users.role',
-            'users.is_disabled',
-          ])
-          .where('admin_sessions.id', '=', id)
-          .executeTakeFirst()
-        if (!row) return null
-        const current = clock()
-        const idle = current - Date.parse(row.last_seen_at)
-        const age = current - Date.parse(row.created_at)
-        if (
-          row.is_disabled === 1 ||
-          !isRole(row.role) ||
-          idle >= settings.idleTimeoutMs ||
-          age >= settings.absoluteTimeoutMs
-        ) {
-          await db.deleteFrom('admin_sessions').where('id', '=', id).execute()
-          return null
-        }
-        const touch = idle >= LAST_SEEN_RESOLUTION_MS
-        if (touch || row.flash !== null) {
-          await db
-            .updateTable('admin_sessions')
-            .set({ flash: null, ...(touch ? { last_seen_at: stamp(current) } : {}) })
-            .where('id', '=', id)
-            .execute()
-        }
-        return {
-          id,
-          csrfToken: row.csrf_token,
-          user: { id: row.user_id, email: row.email, role: row.role },
-          flash: readFlash(row.flash),
-        }
-      }),
-
-    /** Ends the session a token stands for; an unknown token is ignored. */
-    signOut: (token: string): Promise<void> =>
-      guarded(async () => {
-        if (TOKEN_SHAPE.test(token))
-          await db.deleteFrom('admin_sessions').where('id', '=', hashToken(token)).execute()
-      }),
-
-    /** Leaves a message for the session's next page (after a redirect). */
-    setFlash: (sessionId: string, flash: Flash): Promise<void> =>
-      guarded(async () => {
+    authenticate: async (token: string): Promise<AdminSession | null> => {
+      if (!TOKEN_SHAPE.test(token)) return null
+      const id = hashToken(token)
+      const row = await db
+        .selectFrom('admin_sessions')
+        .innerJoin('users', 'users.id', 'admin_sessions.user_id')
+        .select([
+          'admin_sessions.csrf_token',
+          'admin_sessions.flash',
+          'admin_sessions.created_at',
+          'admin_sessions.last_seen_at',
+          'users.id as user_id',
+          'users.email',
+          'users.role',
+          'users.is_disabled',
+        ])
+        .where('admin_sessions.id', '=', id)
+        .executeTakeFirst()
+      if (!row) return null
+      const current = clock()
+      const idle = current - Date.parse(row.last_seen_at)
+      const age = current - Date.parse(row.created_at)
+      if (
+        row.is_disabled === 1 ||
+        !isRole(row.role) ||
+        idle >= settings.idleTimeoutMs ||
+        age >= settings.absoluteTimeoutMs
+      ) {
+        await db.deleteFrom('admin_sessions').where('id', '=', id).execute()
+        return null
+      }
+      const touch = idle >= LAST_SEEN_RESOLUTION_MS
+      if (touch || row.flash !== null) {
         await db
           .updateTable('admin_sessions')
-          .set({ flash: JSON.stringify(flash) })
-          .where('id', '=', sessionId)
+          .set({ flash: null, ...(touch ? { last_seen_at: stamp(current) } : {}) })
+          .where('id', '=', id)
           .execute()
-      }),
+      }
+      return {
+        id,
+        csrfToken: row.csrf_token,
+        user: { id: row.user_id, email: row.email, role: row.role },
+        flash: readFlash(row.flash),
+      }
+    },
+
+    /**
+     * Clears the sign-in throttle of an email (`lectern users unlock`): its recorded failures from
+     * every address, so locks on it lift and its slowdown ends at once. Returns how many were cleared.
+     */
+    async clearSignInFailures(email: string): Promise<number> {
+      const result = await db
+        .deleteFrom('login_attempts')
+        .where('email', '=', email.trim().toLowerCase().slice(0, MAX_EMAIL_LENGTH))
+        .executeTakeFirst()
+      return Number(result.numDeletedRows)
+    },
+
+    /** Ends the session a token stands for; an unknown token is ignored. */
+    signOut: async (token: string): Promise<void> => {
+      if (TOKEN_SHAPE.test(token))
+        await db.deleteFrom('admin_sessions').where('id', '=', hashToken(token)).execute()
+    },
+
+    /** Leaves a message for the session's next page (after a redirect). */
+    setFlash: async (sessionId: string, flash: Flash): Promise<void> => {
+      await db
+        .updateTable('admin_sessions')
+        .set({ flash: JSON.stringify(flash) })
+        .where('id', '=', sessionId)
+        .execute()
+    },
   }
 }
 

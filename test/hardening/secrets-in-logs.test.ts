@@ -4,38 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildDashboardUser, PASSWORD } from '../admin/support.js'
 import { buildApiKey } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
-
-/** A browser in miniature over real HTTP: keeps cookies and the last page's CSRF token. */
-class Browser {
-  readonly cookies = new Map<string, string>()
-  csrf = ''
-  constructor(private readonly base: string) {}
-
-  async request(path: string, init: RequestInit = {}): Promise<Response> {
-    const headers = new Headers(init.headers)
-    if (this.cookies.size > 0)
-      headers.set('cookie', [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; '))
-    const res = await fetch(`${this.base}${path}`, { ...init, headers, redirect: 'manual' })
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';')
-      const [name, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]
-      if (value === '') this.cookies.delete(name)
-      else this.cookies.set(name, value)
-    }
-    const text = await res.clone().text()
-    const token = /name="_csrf" value="([^"]*)"/.exec(text)?.[1]
-    if (token) this.csrf = token
-    return res
-  }
-
-  post(path: string, fields: Record<string, string>): Promise<Response> {
-    return this.request(path, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ _csrf: this.csrf, ...fields }).toString(),
-    })
-  }
-}
+import { HttpBrowser as Browser } from './http-browser.js'
 
 /** Sends raw bytes and waits for the server to close the connection. */
 function raw(port: number, payload: string): Promise<void> {

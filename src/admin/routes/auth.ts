@@ -91,12 +91,15 @@ export function registerAuthRoutes(app: FastifyInstance, services: Services): vo
         return again(401, 'The email or password is not right')
       case 'disabled':
         return again(403, 'This account is disabled: a global admin can enable it again')
+      case 'busy':
+        reply.header('Retry-After', String(result.retryAfterSeconds))
+        return again(503, 'Too many sign-ins are being checked right now. Please try again in a few seconds.')
       case 'locked': {
         const minutes = Math.ceil(result.retryAfterSeconds / 60)
         reply.header('Retry-After', String(result.retryAfterSeconds))
         return again(
           429,
-          `Too many failed sign-in attempts. For your security, signing in is paused: try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+          `Too many failed sign-in attempts from your network. For your security, signing in from here is paused: try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
         )
       }
     }
