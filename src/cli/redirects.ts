@@ -66,7 +66,8 @@ export function registerRedirectCommands(program: Command): void {
     .action(async (flags: ExportFlags) => {
       const options: RedirectExportOptions = { host: flags.host }
       const problem = redirectExportProblem(flags.format, options)
-      if (problem !== null) throw new ValidationError(problem)
+      if (problem !== null)
+        throw new ValidationError(flags.host === undefined ? `${problem}: give it with --host` : problem)
       if ((flags.watch || flags.then !== undefined) && flags.output === undefined)
         throw new ValidationError(`--${flags.watch ? 'watch' : 'then'} needs --output <file>`)
       await withServices(async ({ redirectApplier }) => {

@@ -55,7 +55,7 @@ export function redirectExportProblem(
 ): string | null {
   if (format !== 'cloudflare') return null
   if (options.host === undefined || options.host === '')
-    return 'the cloudflare format needs the site host name (--host www.example.com): Bulk Redirects match whole URLs'
+    return "the cloudflare format needs the site's host name (e.g. www.example.com), because Bulk Redirects match whole URLs"
   if (!HOST_NAME.test(options.host)) return `'${options.host}' is not a host name (e.g. www.example.com)`
   return null
 }

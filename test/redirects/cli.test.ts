@@ -66,7 +66,7 @@ describe('lectern redirects', () => {
     const cloudflare = await cli(['redirects', 'export', '--format', 'cloudflare'])
     expect(cloudflare.code).toBe(1)
     expect(cloudflare.stderr.trim()).toBe(
-      'lectern: the cloudflare format needs the site host name (--host www.example.com): Bulk Redirects match whole URLs',
+      "lectern: the cloudflare format needs the site's host name (e.g. www.example.com), because Bulk Redirects match whole URLs: give it with --host",
     )
   })
 

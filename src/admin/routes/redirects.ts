@@ -1,12 +1,21 @@
+import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ValidationError } from '../../errors.js'
 import type { Services } from '../../services/index.js'
+import {
+  exportRedirects,
+  isRedirectExportFormat,
+  REDIRECT_EXPORT_FILES,
+  REDIRECT_EXPORT_FORMATS,
+  redirectExportProblem,
+} from '../../services/redirect-exports.js'
 import type { RedirectChange } from '../../services/redirects.js'
 import { canManageContent } from '../../services/roles.js'
 import { url } from '../html.js'
 import { field, flag, PAGE_SIZE, paging, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { sendPage } from '../views/layout.js'
 import {
+  applyRedirectsPage,
   deleteRedirectPage,
   importPage,
   type RedirectFormValues,
@@ -23,6 +32,12 @@ const formValues = (request: FastifyRequest): RedirectFormValues => ({
   type: field(request, 'type'),
   isActive: flag(request, 'isActive'),
 })
+
+/** A query parameter given once, as text; absent or repeated reads as the empty string. */
+const queryText = (request: FastifyRequest, name: string): string => {
+  const value = (request.query as Record<string, unknown>)[name]
+  return typeof value === 'string' ? value : ''
+}
 
 /** What a saved change means, chains included: they are allowed, but worth flattening. */
 function savedText(verb: string, { redirect, chains, moreChains }: RedirectChange): string {
@@ -67,6 +82,28 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
       .header('Content-Disposition', 'attachment; filename="redirects.csv"')
       .send(services.redirects.exportCsv()),
   )
+
+  app.get('/redirects/apply', READ, async (request, reply) => {
+    const target = queryText(request, 'target') || undefined
+    const answer = target === undefined ? undefined : (await services.redirectApplier.matcher()).match(target)
+    return sendPage(reply, applyRedirectsPage({ session: signedIn(request), target, answer }))
+  })
+
+  // Streamed from the cached matcher: 100,000 redirects never sit in memory as one string.
+  app.get('/redirects/export', READ, async (request, reply) => {
+    const format = queryText(request, 'format')
+    if (!isRedirectExportFormat(format))
+      throw new ValidationError(`Choose an export format: ${REDIRECT_EXPORT_FORMATS.join(', ')}.`)
+    const options = { host: queryText(request, 'host').trim() || undefined }
+    const problem = redirectExportProblem(format, options)
+    if (problem !== null) throw new ValidationError(`Cannot export: ${problem}.`)
+    const rules = (await services.redirectApplier.matcher()).rules()
+    const { fileName, mediaType } = REDIRECT_EXPORT_FILES[format]
+    return reply
+      .type(mediaType)
+      .header('Content-Disposition', `attachment; filename="${fileName}"`)
+      .send(Readable.from(exportRedirects(format, rules, options)))
+  })
 
   app.get('/redirects/new', MANAGE, async (request, reply) =>
     sendPage(

@@ -1,4 +1,6 @@
 import type { Redirect } from '../../schemas.js'
+import { REDIRECT_EXPORT_FORMATS, type RedirectExportFormat } from '../../services/redirect-exports.js'
+import type { RedirectAnswer } from '../../services/redirect-matcher.js'
 import { CSV_COLUMNS, describeChain, type RedirectChainsReport } from '../../services/redirects.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { html, type SafeHtml, url } from '../html.js'
@@ -62,6 +64,7 @@ export function redirectsPage(input: {
   const tools = html`<div class="toolbar">
   ${canManage ? html`<a class="button primary" href="/admin/redirects/new">New redirect</a><a class="button secondary" href="/admin/redirects/import">Import CSV</a>` : ''}
   ${redirects.total > 0 ? html`<a class="button secondary" href="/admin/redirects/export.csv" download>Export CSV</a>` : ''}
+  <a class="button secondary" href="/admin/redirects/apply">Apply on a web server / try a URL</a>
 </div>`
   const columns = ['From', 'To', 'Type', 'Status', ...(canManage ? ['Actions'] : [])]
   const rows = redirects.items.map((redirect) => [
@@ -188,5 +191,62 @@ export function deleteRedirectPage(input: { session: AdminSession; redirect: Red
       confirmLabel: 'Delete redirect',
       cancelHref: url`/admin/redirects`,
     }),
+  })
+}
+
+const EXPORT_LABELS: Record<RedirectExportFormat, string> = {
+  nginx: 'nginx (include inside server { })',
+  apache: 'Apache (Include inside <VirtualHost>)',
+  caddy: 'Caddy (import inside a site block)',
+  netlify: 'Netlify (_redirects)',
+  vercel: 'Vercel (vercel.json)',
+  cloudflare: 'Cloudflare Bulk Redirects (CSV)',
+  json: 'JSON (the flattened list)',
+  csv: 'CSV (the columns of Export CSV)',
+}
+
+/**
+ * Applying redirects outside Lectern: a download of every active redirect, chains flattened, for a
+ * web server or platform, and a box that answers one request target as every runtime would.
+ */
+export function applyRedirectsPage(input: {
+  session: AdminSession
+  target?: string
+  answer?: RedirectAnswer | null
+}): SafeHtml {
+  const { session, target, answer } = input
+  const result =
+    target === undefined
+      ? ''
+      : html`<p class="result" role="status">${
+          answer
+            ? html`<code>${target}</code> is redirected with <strong>${answer.status}</strong> to <code>${answer.location}</code>.`
+            : html`<code>${target}</code> is not redirected: it is served as usual.`
+        }</p>`
+  return layout({
+    title: 'Apply redirects',
+    session,
+    section: 'redirects',
+    body: html`<div class="page-head"><h1>Apply redirects</h1></div>
+<section class="panel">
+  <h2>Try a URL</h2>
+  <form method="get" action="/admin/redirects/apply" class="stack">
+    ${textField({ name: 'target', label: 'Request path', value: target ?? '', required: true, placeholder: '/old-page?ref=mail', hint: 'A path with an optional ?query, as a visitor would ask for it. Only active redirects apply; chains are followed to the end.' })}
+    <div class="actions"><button type="submit" class="button primary">Try it</button></div>
+  </form>
+  ${result}
+</section>
+<section class="panel">
+  <h2>Download for a web server</h2>
+  <p>Every active redirect, chains flattened, in the format your server or platform reads. See “Applying redirects” in the README for where each file goes, or keep it current with <code>lectern redirects export --watch</code>.</p>
+  <form method="get" action="/admin/redirects/export" class="stack">
+    <div class="field">
+      <label for="field-format">Format</label>
+      <select id="field-format" name="format">${REDIRECT_EXPORT_FORMATS.map((format) => html`<option value="${format}">${EXPORT_LABELS[format]}</option>`)}</select>
+    </div>
+    ${textField({ name: 'host', label: 'Site host name (Cloudflare only)', placeholder: 'www.example.com', hint: 'Cloudflare Bulk Redirects match whole URLs, so they need the host name.' })}
+    <div class="actions"><button type="submit" class="button primary">Download</button><a class="button secondary" href="/admin/redirects">Back to redirects</a></div>
+  </form>
+</section>`,
   })
 }
