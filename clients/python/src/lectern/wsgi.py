@@ -57,7 +57,9 @@ def match_environ(matcher: RedirectMatcher, environ: Dict[str, Any]) -> Optional
     except (UnicodeEncodeError, UnicodeDecodeError):
         return None
     query = environ.get("QUERY_STRING")
-    return matcher._finish(matcher._resolve(decoded), query if isinstance(query, str) else None)
+    # a raw "#" is never part of a query (an encoded one is %23): what follows is a fragment
+    query = query.split("#", 1)[0] if isinstance(query, str) else None
+    return matcher._finish(matcher._resolve(decoded), query)
 
 
 class RedirectMiddleware:
