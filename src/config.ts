@@ -140,7 +140,7 @@ function expectation(key: string, fallback: string): string {
   if (choices?.every((choice) => typeof choice === 'string')) return `must be one of ${choices.join(', ')}`
   if (schema.type === 'integer') {
     const { minimum, maximum } = schema as { minimum?: number; maximum?: number }
-    if (minimum === 1) return `must be a positive integer (at most ${maximum})`
+    if (minimum === 1 && maximum === 1_000_000_000) return 'must be a positive integer'
     return `must be an integer from ${minimum} to ${maximum}`
   }
   if (schema.type === 'string' && schema.minLength !== undefined && schema.pattern === undefined)

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path'
 import { type Config, loadConfig } from '../config.js'
 import { type DatabaseHandle, migrateToLatest, openDatabase } from '../db/client.js'
 import { createServices, type Services } from '../services/index.js'
@@ -14,9 +15,29 @@ export async function withServices<T>(
   try {
     await migrateToLatest(database)
     return await work(createServices(database), database, config)
+  } catch (error) {
+    // "Not found" often means "wrong database" (the demo keeps its own): the report names it.
+    if (error instanceof Error) failedIn.set(error, databaseLocation(database))
+    throw error
   } finally {
     await database.close()
   }
+}
+
+const failedIn = new WeakMap<Error, string>()
+
+/** The database a command was working on when it threw `error`, if it had opened one. */
+export function databaseOfFailure(error: unknown): string | undefined {
+  return error instanceof Error ? failedIn.get(error) : undefined
+}
+
+/**
+ * Where a database lives, as a user can find it again: a SQLite file as an absolute path (the
+ * default `./data/lectern.db` depends on the directory the command ran in).
+ */
+export function databaseLocation(database: DatabaseHandle): string {
+  const file = database.description.startsWith('sqlite:') ? database.description.slice(7) : undefined
+  return file && file !== ':memory:' ? `sqlite:${resolve(file)}` : database.description
 }
 
 /** Prints rows as an aligned plain-text table. */

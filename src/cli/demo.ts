@@ -1,10 +1,13 @@
-import { rmSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { dirname, resolve } from 'node:path'
 import { loadConfig } from '../config.js'
 import { migrateToLatest, openDatabase } from '../db/client.js'
 import { ValidationError } from '../errors.js'
-import { closeOnSignals, startServer } from '../server.js'
+import { closeOnSignals, type RunningServer, startServer } from '../server.js'
 import { createServices } from '../services/index.js'
 import { buildSampleContent } from '../services/sample-content.js'
+import { databaseLocation } from './context.js'
 
 /** Where the demo keeps its data unless DATABASE_URL says otherwise; recreated on every run. */
 export const DEMO_DATABASE_FILE = './data/demo.db'
@@ -14,17 +17,25 @@ const DEMO_ADMIN_EMAIL = 'admin@example.com'
  * `lectern demo`: a fresh database with sample content, a global admin and an API key, all printed
  * with ready-to-paste curl commands; then serves. With an explicit DATABASE_URL the database must be
  * empty, so the demo can never overwrite real data.
+ *
+ * Nothing is touched until the port is known to be free and the database file is locked to this
+ * process, so a second demo started by mistake fails with one line and leaves the first one's data
+ * alone. Requests are not logged unless LOG_LEVEL is set, so the printed key stays on screen.
  */
 export async function runDemo(options: { port?: string; host?: string }): Promise<void> {
   const explicit = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== ''
-  if (!explicit) {
-    for (const suffix of ['', '-wal', '-shm']) rmSync(`${DEMO_DATABASE_FILE}${suffix}`, { force: true })
-  }
   const config = loadConfig(process.env, {
     PORT: options.port,
     HOST: options.host,
     DATABASE_URL: explicit ? undefined : `sqlite:${DEMO_DATABASE_FILE}`,
+    LOG_LEVEL: process.env.LOG_LEVEL ? undefined : 'warn',
   })
+  await ensurePortIsFree(config.HOST, config.PORT)
+  const file = config.DATABASE_URL.startsWith('sqlite:') ? config.DATABASE_URL.slice(7) : undefined
+  if (file && file !== ':memory:') lockDatabaseFile(file)
+  if (!explicit) {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${DEMO_DATABASE_FILE}${suffix}`, { force: true })
+  }
   const database = openDatabase(config.DATABASE_URL)
   await migrateToLatest(database)
   const services = createServices(database)
@@ -42,16 +53,27 @@ export async function runDemo(options: { port?: string; host?: string }): Promis
   })
   const { plainKey } = await services.keys.createApiKey({ name: 'Demo key', userEmail: DEMO_ADMIN_EMAIL })
 
-  const server = await startServer(config, database)
+  let server: RunningServer
+  try {
+    server = await startServer(config, database)
+  } catch (error) {
+    await database.close()
+    throw error
+  }
   closeOnSignals(server)
   const base = server.url.replace('0.0.0.0', '127.0.0.1')
   const auth = `-H "Authorization: Bearer ${plainKey}"`
+  const location = databaseLocation(database)
+  const cli = file
+    ? `DATABASE_URL=${shellWord(location)} ./bin/lectern keys list`
+    : './bin/lectern keys list   (with the same DATABASE_URL as this demo)'
   console.log(
     [
       '',
-      `Lectern demo is running at ${base} (database ${database.description})`,
+      `Lectern demo is running at ${base} (database ${location})`,
       '',
-      `  Dashboard:     ${base}/admin`,
+      ...(config.ADMIN_DASHBOARD === 'on' ? [`  Dashboard:     ${base}/admin`] : []),
+      ...(config.API_REFERENCE === 'on' ? [`  API reference: ${base}/docs`] : []),
       `  Global admin:  ${DEMO_ADMIN_EMAIL}`,
       `  Password:      ${generatedPassword}`,
       `  API key:       ${plainKey}`,
@@ -61,8 +83,81 @@ export async function runDemo(options: { port?: string; host?: string }): Promis
       `  curl ${auth} "${base}/api/v1/forms/form_contact/submissions?pageSize=5"`,
       `  curl ${auth} "${base}/api/v1/page-builder/redirects?active=true"`,
       '',
+      "The CLI opens ./data/lectern.db unless told otherwise; to work on the demo's data:",
+      `  ${cli}`,
+      '',
+      process.env.LOG_LEVEL
+        ? `Logging at ${config.LOG_LEVEL} as JSON lines below.`
+        : 'Requests are not logged (set LOG_LEVEL=info to see each one as a JSON line).',
+      `Sign in as ${DEMO_ADMIN_EMAIL} with password ${generatedPassword}; API key ${plainKey}`,
       'Press Ctrl+C to stop.',
       '',
     ].join('\n'),
   )
+}
+
+/**
+ * Fails with the listen error (EADDRINUSE and the like, which the CLI turns into one line) when
+ * `host:port` cannot be bound. Checked before anything is deleted: a demo already serving there
+ * is most likely another run of this demo, whose database must survive.
+ */
+function ensurePortIsFree(host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()))
+  })
+}
+
+/**
+ * Takes `<file>.lock`, holding this process's id, for as long as the process lives. A lock whose
+ * process has gone (a demo killed with SIGKILL) is taken over; a live one is refused in one line.
+ */
+function lockDatabaseFile(file: string): void {
+  const lockFile = `${resolve(file)}.lock`
+  mkdirSync(dirname(lockFile), { recursive: true })
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' })
+      process.once('exit', () => {
+        if (readLockOwner(lockFile) === process.pid) rmSync(lockFile, { force: true })
+      })
+      return
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      const owner = readLockOwner(lockFile)
+      if (owner !== undefined && isRunning(owner))
+        throw new ValidationError(
+          `The demo database ${resolve(file)} is in use by process ${owner} (another \`lectern demo\`?): stop it first, or delete ${lockFile} if that process is not a Lectern demo`,
+        )
+      rmSync(lockFile, { force: true })
+    }
+  }
+  throw new ValidationError(
+    `Could not lock the demo database ${resolve(file)}: ${lockFile} keeps reappearing`,
+  )
+}
+
+function readLockOwner(lockFile: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(lockFile, 'utf8').trim())
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** A word a POSIX shell reads back unchanged, quoted only when it needs to be. */
+function shellWord(text: string): string {
+  return /^[A-Za-z0-9_./:=@+-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { printTable, withServices } from './context.js'
+import { databaseLocation, printTable, withServices } from './context.js'
 
 /** `lectern keys …`: create (shown once), list, deactivate, activate, revoke. */
 export function registerKeyCommands(program: Command): void {
@@ -24,9 +24,11 @@ export function registerKeyCommands(program: Command): void {
     .description('list API keys (never the keys themselves)')
     .option('--json', 'print JSON')
     .action(async (options: { json?: boolean }) => {
-      await withServices(async ({ keys }) => {
+      await withServices(async ({ keys }, database) => {
         const list = await keys.listApiKeys()
         if (options.json) console.log(JSON.stringify(list, null, 2))
+        // An empty table gives no hint that the command may have opened the wrong database.
+        else if (list.length === 0) console.log(`No API keys in ${databaseLocation(database)}`)
         else
           printTable(list as unknown as Record<string, string | null>[], [
             'id',

@@ -1,21 +1,37 @@
-import { Command, CommanderError } from 'commander'
+import { readFileSync } from 'node:fs'
+import { Command, CommanderError, InvalidArgumentError } from 'commander'
 import { loadConfig } from '../config.js'
 import { migrateToLatest, openDatabase } from '../db/client.js'
 import { NotFoundError, UnavailableError, ValidationError } from '../errors.js'
 import { closeOnSignals, startServer } from '../server.js'
 import { ImportError } from '../services/import/errors.js'
+import { databaseOfFailure } from './context.js'
 import { runDemo } from './demo.js'
 import { runImport } from './import.js'
 import { registerKeyCommands } from './keys.js'
 import { registerRedirectCommands } from './redirects.js'
 import { registerUserCommands } from './users.js'
 
-/** Parses a `--port` flag strictly; `loadConfig` then range-checks it with the env settings. */
-const portFlag = (value: string) => value
+/**
+ * Parses a `--port` flag strictly, so that a bad value is reported against the flag the user typed
+ * (commander names it) rather than as the PORT setting it overrides.
+ */
+function portFlag(value: string): string {
+  if (!/^[0-9]{1,5}$/.test(value) || Number(value) < 1 || Number(value) > 65535)
+    throw new InvalidArgumentError('Port must be an integer from 1 to 65535.')
+  return value
+}
+
+/** The version in package.json, which sits two levels above this file in `src/` and in `dist/`. */
+function packageVersion(): string {
+  const file = new URL('../../package.json', import.meta.url)
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version
+}
 
 export function buildProgram(): Command {
   const program = new Command('lectern')
     .description('Lectern: a read-only content API for forms, submissions, pages and redirects')
+    .version(packageVersion(), '-V, --version', 'print the version and exit')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
 
@@ -81,7 +97,12 @@ function reportError(error: unknown): number {
     return error.exitCode
   }
   if (error instanceof ValidationError || error instanceof NotFoundError) {
-    console.error(`lectern: ${error.message}`)
+    const database = databaseOfFailure(error)
+    // Whatever was not found (a user, a key, an import's form, any global admin) may be in another
+    // database: the demo keeps its own.
+    const within =
+      error instanceof NotFoundError || error instanceof ImportError || error.message.startsWith('No ')
+    console.error(`lectern: ${error.message}${database && within ? ` (database ${database})` : ''}`)
     // An import lists every problem with its location, one per line, after the summary line.
     if (error instanceof ImportError) {
       for (const problem of error.problems) console.error(`  - ${problem}`)
@@ -94,7 +115,25 @@ function reportError(error: unknown): number {
     )
     return 2
   }
+  const listen = listenFailure(error)
+  if (listen) {
+    console.error(`lectern: ${listen}`)
+    return 1
+  }
   const message = error instanceof Error ? error.message : String(error)
   console.error(`lectern: unexpected error: ${message.split('\n')[0]}`)
   return 1
+}
+
+/** A sentence for the errors `listen` gives when the address cannot be taken, else undefined. */
+export function listenFailure(error: unknown): string | undefined {
+  const { code, address, port } = (error ?? {}) as { code?: string; address?: string; port?: number }
+  const where = address && port ? `${address}:${port}` : 'the address'
+  if (code === 'EADDRINUSE')
+    return `cannot listen on ${where}: the port is already in use (is Lectern already running there?); choose another with --port N or PORT`
+  if (code === 'EACCES')
+    return `cannot listen on ${where}: permission denied (ports below 1024 need privileges); choose another with --port N or PORT`
+  if (code === 'EADDRNOTAVAIL')
+    return `cannot listen on ${where}: this machine has no such address; check --host or HOST`
+  return undefined
 }

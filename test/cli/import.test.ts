@@ -37,7 +37,7 @@ describe('lectern import', () => {
     )
     const result = await cli(['import', file])
     expect(result.code).toBe(0)
-    expect(result.stdout).toContain('Imported 1 forms, 1 submissions, 0 pages and 2 redirects')
+    expect(result.stdout).toContain('Imported 1 form, 1 submission, 0 pages and 2 redirects')
     expect(result.stderr).toMatch(/warning: .*\/a.*\/c/)
     const form = await ctx.database.db.selectFrom('forms').selectAll().executeTakeFirstOrThrow()
     expect(form.created_at).toBe('2024-01-05T10:00:00Z')

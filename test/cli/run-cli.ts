@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 
 export const BIN = fileURLToPath(new URL('../../bin/lectern', import.meta.url))
@@ -38,4 +39,66 @@ export function runCli(
     )
     child.stdin.end(options.input ?? '')
   })
+}
+
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+export interface LongRunningCli {
+  child: ChildProcess
+  /** Resolves with stdout so far once `ready` matches it; rejects if the process exits first. */
+  ready: Promise<string>
+  /** Everything the process has printed so far. */
+  output(): { stdout: string; stderr: string }
+  /** Sends SIGTERM and resolves with the exit status once the process is gone. */
+  stop(): Promise<number | null>
+}
+
+/** Starts a long-running CLI command (`serve`, `demo`) in `cwd` with `env` added to this one's. */
+export function startCli(
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string; ready: RegExp },
+): LongRunningCli {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...process.env, ...options.env },
+    cwd: options.cwd,
+  })
+  let stdout = ''
+  let stderr = ''
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const ready = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not ready: ${stdout}${stderr}`)), 20_000)
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+      if (options.ready.test(stdout)) {
+        clearTimeout(timer)
+        resolve(stdout)
+      }
+    })
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`exited ${code}: ${stderr}`))
+    })
+  })
+  return {
+    child,
+    ready,
+    output: () => ({ stdout, stderr }),
+    stop: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+      return exited
+    },
+  }
 }

@@ -72,7 +72,7 @@ describe('lectern users and keys', () => {
 
     const unknown = await cli(['users', 'disable', 'nobody@example.com'])
     expect(unknown.code).not.toBe(0)
-    expect(unknown.stderr.trim()).toBe("lectern: User 'nobody@example.com' not found")
+    expect(unknown.stderr.trim()).toMatch(/^lectern: User 'nobody@example\.com' not found \(database \S+\)$/)
   })
 
   it('refuses to demote, disable or delete the last enabled global admin', async () => {
@@ -150,6 +150,6 @@ describe('lectern users and keys', () => {
     expect(reactivate.stderr).toContain('revoked')
     const unknown = await cli(['keys', 'revoke', 'key_nope'])
     expect(unknown.code).not.toBe(0)
-    expect(unknown.stderr.trim()).toBe("lectern: API key 'key_nope' not found")
+    expect(unknown.stderr.trim()).toMatch(/^lectern: API key 'key_nope' not found \(database \S+\)$/)
   })
 })

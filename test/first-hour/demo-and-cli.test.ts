@@ -1,0 +1,229 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { freePort, type LongRunningCli, runCli, startCli } from '../cli/run-cli.js'
+import { TEST_DIALECT } from '../harness.js'
+
+const READY = /Press Ctrl\+C to stop/
+const PACKAGE_VERSION: string = JSON.parse(
+  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+).version
+
+/** The demo's printed key, the CLI line it prints for its database, and the database's URL. */
+function parseBanner(text: string) {
+  const key = /API key:\s+(lk_live_[0-9A-Za-z]+)/.exec(text)?.[1]
+  const cliLine = /^\s*(DATABASE_URL=(\S+) \.\/bin\/lectern keys list)$/m.exec(text)
+  return { key, cliLine: cliLine?.[1], databaseUrl: cliLine?.[2] }
+}
+
+/**
+ * What a new user does in their first hour, through the real CLI and real HTTP: run the demo (twice,
+ * by mistake), point the CLI at it, mistype settings. The demo's default database is SQLite
+ * whatever the test project, so this runs once, in the SQLite project.
+ */
+describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the CLI', () => {
+  const dirs: string[] = []
+  const running: LongRunningCli[] = []
+  const servers: Server[] = []
+  const tempDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lectern-first-hour-'))
+    dirs.push(dir)
+    return dir
+  }
+  /** `lectern demo` in `dir` on `port`, quiet unless the test sets LOG_LEVEL. */
+  const demo = (dir: string, port: number, env: Record<string, string> = {}) => {
+    const cli = startCli(['demo', '--port', String(port)], {
+      cwd: dir,
+      env: { DATABASE_URL: '', LOG_LEVEL: '', ...env },
+      ready: READY,
+    })
+    running.push(cli)
+    return cli
+  }
+  const formsWith = (port: number, key: string | undefined) =>
+    fetch(`http://127.0.0.1:${port}/api/v1/forms`, { headers: { authorization: `Bearer ${key}` } })
+
+  afterEach(async () => {
+    for (const cli of running.splice(0)) cli.child.kill('SIGKILL')
+    for (const server of servers.splice(0)) server.close()
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('refuses a second demo on a busy port in one line, and the running demo keeps its data', async () => {
+    const dir = tempDir()
+    const port = await freePort()
+    const first = demo(dir, port)
+    const { key, databaseUrl } = parseBanner(await first.ready)
+    const file = join(dir, 'data', 'demo.db')
+    const inode = statSync(file).ino
+
+    const second = await runCli(['demo', '--port', String(port)], { cwd: dir, env: { DATABASE_URL: '' } })
+    expect(second.code).not.toBe(0)
+    expect(second.stderr.trim().split('\n')).toHaveLength(1)
+    expect(second.stderr).toContain(`cannot listen on 127.0.0.1:${port}: the port is already in use`)
+    expect(second.stderr).not.toContain('unexpected error')
+
+    // The first server would keep reading a deleted file through its open handle: what matters
+    // is that the file on disk is still the one holding its key.
+    expect(statSync(file).ino).toBe(inode)
+    const keys = JSON.parse((await runCli(['keys', 'list', '--json'], { databaseUrl })).stdout) as {
+      prefix: string
+    }[]
+    expect(keys).toHaveLength(1)
+    expect(key?.startsWith(keys[0]?.prefix ?? '?')).toBe(true)
+    expect((await formsWith(port, key)).status).toBe(200)
+    expect(await first.stop()).toBe(0)
+  })
+
+  it('refuses a second demo on another port while the first holds the database, and takes over the lock of a killed one', async () => {
+    const dir = tempDir()
+    const port = await freePort()
+    const first = demo(dir, port)
+    const { key } = parseBanner(await first.ready)
+    const pid = readFileSync(join(dir, 'data', 'demo.db.lock'), 'utf8').trim()
+    expect(pid).toBe(String(first.child.pid))
+
+    const second = await runCli(['demo', '--port', String(await freePort())], {
+      cwd: dir,
+      env: { DATABASE_URL: '' },
+    })
+    expect(second.code).not.toBe(0)
+    expect(second.stderr.trim().split('\n')).toHaveLength(1)
+    expect(second.stderr).toContain(`demo.db is in use by process ${pid}`)
+    expect((await formsWith(port, key)).status).toBe(200)
+
+    // A demo killed outright leaves its lock behind; the next run sees its process is gone.
+    first.child.kill('SIGKILL')
+    await first.stop()
+    const third = demo(dir, await freePort())
+    expect(parseBanner(await third.ready).key).toMatch(/^lk_live_/)
+    expect(await third.stop()).toBe(0)
+    expect(existsSync(join(dir, 'data', 'demo.db.lock'))).toBe(false)
+  })
+
+  it('reports a busy port from serve in one line', async () => {
+    const dir = tempDir()
+    const port = await freePort()
+    const blocker = createServer()
+    servers.push(blocker)
+    await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve))
+    const result = await runCli(['serve', '--port', String(port)], {
+      databaseUrl: `sqlite:${join(dir, 'lectern.db')}`,
+    })
+    expect(result.code).not.toBe(0)
+    expect(result.stderr.trim()).toBe(
+      `lectern: cannot listen on 127.0.0.1:${port}: the port is already in use (is Lectern already running there?); choose another with --port N or PORT`,
+    )
+  })
+
+  it("prints the exact CLI line that opens the demo's database, and that line finds the demo's key", async () => {
+    const dir = tempDir()
+    const port = await freePort()
+    const running = demo(dir, port)
+    const { cliLine, databaseUrl } = parseBanner(await running.ready)
+    expect(cliLine).toBe(`DATABASE_URL=sqlite:${join(dir, 'data', 'demo.db')} ./bin/lectern keys list`)
+
+    const keys = await runCli(['keys', 'list'], { databaseUrl, cwd: tempDir() })
+    expect(keys.code).toBe(0)
+    expect(keys.stdout).toMatch(/Demo key .*active .*admin@example\.com/)
+    // Without it, the CLI says which database it opened instead of printing an empty table.
+    const elsewhere = tempDir()
+    const empty = await runCli(['keys', 'list'], { cwd: elsewhere, env: { DATABASE_URL: '' } })
+    expect(empty.code).toBe(0)
+    expect(empty.stdout.trim()).toBe(`No API keys in sqlite:${join(elsewhere, 'data', 'lectern.db')}`)
+  })
+
+  it('names the database it opened whenever a command finds nothing', async () => {
+    const dir = tempDir()
+    const databaseUrl = `sqlite:${join(dir, 'lectern.db')}`
+    const cli = (args: string[]) => runCli(args, { databaseUrl })
+
+    expect((await cli(['users', 'list'])).stdout.trim()).toBe(`No users in ${databaseUrl}`)
+    const noAdmin = await cli(['keys', 'create', '--name', 'Website'])
+    expect(noAdmin.code).not.toBe(0)
+    expect(noAdmin.stderr).toContain(`No global admin exists`)
+    expect(noAdmin.stderr).toContain(`(database ${databaseUrl})`)
+    const unknownKey = await cli(['keys', 'revoke', 'key_missing'])
+    expect(unknownKey.stderr.trim()).toBe(
+      `lectern: API key 'key_missing' not found (database ${databaseUrl})`,
+    )
+
+    // The demo's submissions, imported into the wrong database, name a form that is not there.
+    const file = join(dir, 'submissions.json')
+    writeFileSync(file, JSON.stringify({ submissions: [{ formId: 'form_contact', data: { a: 1 } }] }))
+    const imported = await cli(['import', file])
+    expect(imported.code).not.toBe(0)
+    expect(imported.stderr.split('\n')[0]).toContain(`(database ${databaseUrl})`)
+  })
+
+  it('counts in words: one form, one page, two redirects', async () => {
+    const dir = tempDir()
+    const file = join(dir, 'content.json')
+    writeFileSync(
+      file,
+      JSON.stringify({
+        forms: [{ title: 'Contact' }],
+        pages: [{ title: 'Home', slug: 'home', path: '/' }],
+        redirects: [
+          { fromPath: '/a', toPath: '/x' },
+          { fromPath: '/b', toPath: '/x' },
+        ],
+      }),
+    )
+    const databaseUrl = `sqlite:${join(dir, 'lectern.db')}`
+    const result = await runCli(['import', file], { databaseUrl })
+    expect(result.code).toBe(0)
+    expect(result.stdout.trim()).toBe(
+      `Imported 1 form, 0 submissions, 1 page and 2 redirects from ${file} into ${databaseUrl}`,
+    )
+  })
+
+  it('prints its version from package.json', async () => {
+    for (const flag of ['--version', '-V']) {
+      const result = await runCli([flag])
+      expect(result.code).toBe(0)
+      expect(result.stdout.trim()).toBe(PACKAGE_VERSION)
+    }
+  })
+
+  it('names the flag, the setting and what it accepts when a setting is wrong', async () => {
+    const cwd = tempDir()
+    const port = await runCli(['serve', '--port', 'abc'], { cwd })
+    expect(port.code).not.toBe(0)
+    expect(port.stderr.split('\n')[0]).toBe(
+      "error: option '--port <port>' argument 'abc' is invalid. Port must be an integer from 1 to 65535.",
+    )
+    const demoPort = await runCli(['demo', '--port', '99999'], { cwd })
+    expect(demoPort.stderr).toContain("option '--port <port>' argument '99999' is invalid")
+    expect(existsSync(join(cwd, 'data'))).toBe(false)
+
+    const logLevel = await runCli(['serve'], { cwd, env: { LOG_LEVEL: 'loud' } })
+    expect(logLevel.stderr.trim()).toBe(
+      'lectern: Invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
+    )
+    const both = await runCli(['serve'], { cwd, env: { RATE_LIMIT_PER_HOUR: '-5', PORT: '70000' } })
+    expect(both.stderr.trim().split('\n')).toHaveLength(1)
+    expect(both.stderr).toContain('RATE_LIMIT_PER_HOUR must be a positive integer (got "-5")')
+    expect(both.stderr).toContain('PORT must be an integer from 1 to 65535 (got 70000)')
+  })
+
+  it('keeps the demo quiet so that the admin password and the key end its start-up and stay on screen', async () => {
+    const dir = tempDir()
+    const port = await freePort()
+    const running = demo(dir, port)
+    const banner = await running.ready
+    const { key } = parseBanner(banner)
+    const password = /Password:\s+(\S+)/.exec(banner)?.[1]
+    const lines = banner.trimEnd().split('\n')
+    expect(lines.at(-1)).toBe('Press Ctrl+C to stop.')
+    expect(lines.at(-2)).toBe(`Sign in as admin@example.com with password ${password}; API key ${key}`)
+
+    for (let i = 0; i < 3; i++) expect((await formsWith(port, key)).status).toBe(200)
+    expect(await running.stop()).toBe(0)
+    const { stdout, stderr } = running.output()
+    expect(stdout).toBe(banner)
+    expect(stderr).toBe('')
+  })
+})
