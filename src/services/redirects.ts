@@ -128,8 +128,8 @@ function checkRedirectInput(input: RedirectInput): { value: RedirectValue; probl
   }
 }
 
-const loopSentence = (loop: readonly string[], start: string) =>
-  `This would make a redirect loop (${describeLoop(loop, start)}): clients would be sent round in circles. Point it at a path that does not redirect back.`
+const loopSentence = (loop: Route) =>
+  `This would make a redirect loop (${describeRedirectRoute(loop.head, loop.length, loop.last)}): clients would be sent round in circles. Point it at a path that does not redirect back.`
 
 const flag = (active: boolean) => (active ? (1 as const) : (0 as const))
 
@@ -191,12 +191,14 @@ async function walkFrom(
   trx: Executor,
   value: RedirectValue,
   excludeId: string,
-): Promise<{ loop: string[] | null; active: Route }> {
+): Promise<{ loop: Route | null; active: Route }> {
   const active = startRoute(value.fromPath)
   extendRoute(active, value.toPath)
   let stillActive = value.isActive
-  if (value.toPath === value.fromPath) return { loop: [value.fromPath, value.fromPath], active }
-  const route = [value.fromPath, value.toPath]
+  // The loop this redirect would close, told from its own path: `from → to → … → from`.
+  const route = startRoute(value.fromPath)
+  extendRoute(route, value.toPath)
+  if (value.toPath === value.fromPath) return { loop: route, active }
   const seen = new Set<string>([value.fromPath])
   let start = value.toPath
   for (;;) {
@@ -228,8 +230,8 @@ async function walkFrom(
       seen.add(row.from_path)
       stillActive &&= Number(row.is_active) === 1
       if (stillActive) extendRoute(active, row.to_path)
-      if (row.to_path === value.fromPath) return { loop: [...route, value.fromPath], active }
-      if (route.length < 4 * ROUTE_HEAD) route.push(row.to_path)
+      extendRoute(route, row.to_path)
+      if (row.to_path === value.fromPath) return { loop: route, active }
     }
     if (rows.length < WALK_STEPS) return { loop: null, active }
     start = (rows[rows.length - 1] as { to_path: string }).to_path
@@ -370,7 +372,7 @@ export function createRedirectService(db: Kysely<Database>) {
         throw new ValidationError(`A redirect from ${value.fromPath} already exists; edit that one instead`)
       const { loop, active } = await walkFrom(trx, value, id ?? '')
       if (loop) {
-        const sentence = loopSentence(loop, value.fromPath)
+        const sentence = loopSentence(loop)
         throw new ValidationError(sentence, [sentence])
       }
 
@@ -549,7 +551,11 @@ export function createRedirectService(db: Kysely<Database>) {
       // Rows with problems are left out of the loop check; the loops among the rest are reported too.
       const valid = rows.filter((row) => row.problems === 0)
       if (problems.length > 0 && valid.length === 0) throw importError(problems.map((p) => p.text))
-      const inFile = new Map(valid.map((row) => [row.value.fromPath, row]))
+      const inFile = new Map<string, CsvRow>()
+      for (const row of valid) {
+        if (inFile.size % ROWS_PER_TURN === 0) await nextTurn()
+        inFile.set(row.value.fromPath, row)
+      }
       return optimistic(
         async (reader) => {
           // Loops count inactive redirects too: activating one later must not be able to close a loop.
@@ -562,7 +568,8 @@ export function createRedirectService(db: Kysely<Database>) {
               if (Number(row.is_active) === 1) active.add(row.from_path, row.to_path)
             }
           }
-          for (const { value } of valid) {
+          for (const [index, { value }] of valid.entries()) {
+            if (index % ROWS_PER_TURN === 0) await nextTurn()
             all.add(value.fromPath, value.toPath)
             if (value.isActive) active.add(value.fromPath, value.toPath)
           }
@@ -590,6 +597,8 @@ export function createRedirectService(db: Kysely<Database>) {
           const result = { created: 0, updated: 0, unchanged: 0, chainCount }
           const changed: Row[] = []
           for (let i = 0; i < valid.length; i += WRITE_BATCH) {
+            // SQLite answers synchronously: without a turn between statements nothing else would run.
+            await nextTurn()
             const batch = valid.slice(i, i + WRITE_BATCH)
             const existing = new Map(
               (

@@ -22,7 +22,8 @@ import { layout } from './layout.js'
 const TYPE_LABELS = { permanent: 'Permanent (301)', temporary: 'Temporary (302)' } as const
 
 function chainWarning(chains: RedirectChainsReport, csrf: string, canManage: boolean): SafeHtml {
-  if (chains.state === 'pending')
+  // A very large set is still being analysed: say so rather than show nothing, or an outdated all-clear.
+  if (chains.state === 'pending' || (chains.state === 'stale' && chains.count === 0))
     return html`<p class="muted">Checking the redirects for chains… reload the page in a moment to see the result.</p>`
   if (chains.count === 0) return html``
   const rest = chains.count - chains.listed.length

@@ -1,16 +1,43 @@
+import { setImmediate } from 'node:timers/promises'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../db/tables.js'
+import { isSafeId } from '../../ids.js'
 import { describeLoop, type RedirectChainSummary, RedirectGraph, resolveYielding } from '../redirect-rules.js'
 import { describeChain, redirectBatches } from '../redirects.js'
 import { BATCH_SIZE, chunks } from './batches.js'
-import { byOrder, describeLocation, type FieldProblem, type Located, type Location } from './locations.js'
-import type { PageDraft, RedirectDraft } from './records.js'
+import type { KeptRecords } from './kept.js'
+import type { ImportKind } from './kinds.js'
+import { byOrder, describeLocation, type FieldProblem, type Location } from './locations.js'
 import type { RecordSource } from './sources.js'
+
+/**
+ * A kept redirect as the redirect checks read it: its paths, and a location rebuilt only when there
+ * is something to say about it (a million of these stay small).
+ */
+class KeptRedirect {
+  constructor(
+    readonly fromPath: string,
+    readonly toPath: string,
+    readonly order: number,
+    private readonly findings: Findings,
+  ) {}
+
+  /** The record's fields, as the checks name them. */
+  get draft(): { fromPath: string; toPath: string } {
+    return this
+  }
+
+  get location(): Location {
+    return this.findings.locate(this.order, 'redirect')
+  }
+}
 
 /** Where the checks that need every record put what they find. */
 export interface Findings {
   report(location: Location, problem: FieldProblem): void
   warn(location: Location, problem: FieldProblem): void
+  /** Where the record of `kind` at `order` is (kept records remember only their order). */
+  locate(order: number, kind: ImportKind): Location
 }
 
 /** Distinct form ids referenced before their form was seen; beyond this a second pass checks them. */
@@ -27,7 +54,7 @@ export class FormReferences {
 
   constructor(
     private readonly databaseFormIds: ReadonlySet<string>,
-    private readonly importedForms: ReadonlyMap<string, unknown>,
+    private readonly importedForms: { has(id: string): boolean },
   ) {}
 
   /** Notes the form a valid-looking submission names. */
@@ -45,7 +72,8 @@ export class FormReferences {
       for (const entry of batch) {
         if ('problem' in entry || entry.kind !== 'submission') continue
         const formId = entry.record.formId
-        if (typeof formId === 'string' && formId.trim() !== '' && !this.exists(formId)) {
+        // An id outside the id alphabet was refused already, for what it is.
+        if (isSafeId(formId) && !this.exists(formId)) {
           findings.report(entry.location, { field: 'formId', message: `'${formId}' does not exist` })
         }
       }
@@ -60,19 +88,22 @@ export class FormReferences {
 /** Refuses a page whose path another page of the file, or one in the database it does not replace, has. */
 export async function checkPagePaths(
   db: Kysely<Database>,
-  pages: ReadonlyMap<string, Located<PageDraft>>,
+  pages: KeptRecords<'path'>,
   findings: Findings,
 ): Promise<void> {
-  const byPath = new Map<string, Located<PageDraft>>()
-  for (const page of [...pages.values()].sort(byOrder)) {
-    const holder = byPath.get(page.draft.path)
-    if (holder) {
-      findings.report(page.location, {
+  // Path → the order of the first page of the file that has it.
+  const byPath = new Map<string, number>()
+  for (const slot of pages.inFileOrder()) {
+    const path = pages.fieldAt(slot, 'path')
+    const order = pages.orderAt(slot)
+    const holder = byPath.get(path)
+    if (holder !== undefined) {
+      findings.report(findings.locate(order, 'page'), {
         field: 'path',
-        message: `'${page.draft.path}' is already the path of the page at ${describeLocation(holder.location)}`,
+        message: `'${path}' is already the path of the page at ${describeLocation(findings.locate(holder, 'page'))}`,
       })
     } else {
-      byPath.set(page.draft.path, page)
+      byPath.set(path, order)
     }
   }
   for (const paths of chunks([...byPath.keys()], BATCH_SIZE)) {
@@ -80,9 +111,9 @@ export async function checkPagePaths(
     for (const row of rows) {
       // A row this import replaces gives up its path; the file's own duplicates were found above.
       if (pages.has(row.id)) continue
-      const page = byPath.get(row.path)
-      if (page) {
-        findings.report(page.location, {
+      const order = byPath.get(row.path)
+      if (order !== undefined) {
+        findings.report(findings.locate(order, 'page'), {
           field: 'path',
           message: `'${row.path}' is already the path of page '${row.id}' in the database`,
         })
@@ -90,6 +121,9 @@ export async function checkPagePaths(
     }
   }
 }
+
+/** Chains looked at between two turns of the event loop, so that the server answers meanwhile. */
+const TURN_EVERY = 5000
 
 /**
  * The redirect rules of SPEC §2 over the file's redirects and the stored ones they do not replace:
@@ -99,11 +133,20 @@ export async function checkPagePaths(
  */
 export async function checkRedirects(
   db: Kysely<Database>,
-  redirects: ReadonlyMap<string, Located<RedirectDraft>>,
+  redirects: KeptRecords<'fromPath' | 'toPath'>,
   findings: Findings,
 ): Promise<void> {
   if (redirects.size === 0) return
-  const imported = [...redirects.values()].sort(byOrder)
+  const imported = Array.from(
+    redirects.inFileOrder(),
+    (slot) =>
+      new KeptRedirect(
+        redirects.fieldAt(slot, 'fromPath'),
+        redirects.fieldAt(slot, 'toPath'),
+        redirects.orderAt(slot),
+        findings,
+      ),
+  )
   const importedPaths = new Set(imported.map(({ draft }) => draft.fromPath))
   // Stored rows go first, so that a clash is reported on the file's record, which is what can change.
   // Inactive redirects count too: switching one on later must not be able to close a loop.
@@ -117,7 +160,7 @@ export async function checkRedirects(
     }
   }
   /** The file's records that are part of the graph, by `fromPath`. */
-  const held = new Map<string, Located<RedirectDraft>>()
+  const held = new Map<string, KeptRedirect>()
   for (const record of imported) {
     const { fromPath, toPath } = record.draft
     const storedId = storedHolders.get(fromPath)
@@ -154,8 +197,9 @@ export async function checkRedirects(
 
   // A chain is the file's doing when it starts at, or passes through, one of the file's records.
   const firstImported = graph.firstMarkedOnRoute((path) => held.has(path))
-  const chains: { chain: RedirectChainSummary; culprit: Located<RedirectDraft>; stored: boolean }[] = []
+  const chains: { chain: RedirectChainSummary; culprit: KeptRedirect; stored: boolean }[] = []
   for (const chain of graph.chains()) {
+    if (chains.length % TURN_EVERY === 0) await setImmediate()
     const path = firstImported(chain.fromPath)
     const culprit = path === undefined ? undefined : held.get(path)
     if (culprit) chains.push({ chain, culprit, stored: !held.has(chain.fromPath) })
@@ -170,7 +214,8 @@ export async function checkRedirects(
       .execute()
     for (const row of rows) storedIds.set(row.from_path, row.id)
   }
-  for (const { chain, culprit, stored } of chains) {
+  for (const [index, { chain, culprit, stored }] of chains.entries()) {
+    if (index % TURN_EVERY === 0) await setImmediate()
     const origin = stored ? ` (starting at redirect '${storedIds.get(chain.fromPath)}' in the database)` : ''
     findings.warn(culprit.location, {
       message: `redirect chain ${describeChain(chain)}${origin}; consider pointing '${chain.fromPath}' straight at '${chain.finalPath}'`,
