@@ -56,6 +56,17 @@ def test_match_path_takes_a_path_a_framework_already_decoded() -> None:
     assert matcher.match_path("/%C3%BCber") is None
 
 
+def test_a_destination_off_the_site_is_never_applied(caplog: pytest.LogCaptureFixture) -> None:
+    matcher = RedirectMatcher([redirect("/a", "//evil.example/x"), redirect("/b", "https://evil.example"), redirect("/c", "/a")])
+    with caplog.at_level(logging.WARNING, logger="lectern"):
+        assert [matcher.match(path) for path in ("/a", "/b", "/c")] == [None, None, None]
+    assert "off the site" in caplog.text
+
+
+def test_a_lone_surrogate_in_a_destination_is_sent_as_u_fffd() -> None:
+    assert RedirectMatcher([redirect("/a", "/x\ud800y")]).match("/a") == RedirectMatch(301, "/x%EF%BF%BDy")
+
+
 def test_a_target_that_cannot_be_utf8_matches_nothing() -> None:
     assert RedirectMatcher([redirect("/a", "/b")]).match("/\ud800") is None
 
@@ -157,9 +168,11 @@ def test_asgi_uses_the_decoded_path_when_raw_path_is_missing_and_strips_a_query_
     assert dict(asgi_call(middleware, with_query)[0]["headers"])[b"location"] == b"/new?x=1"
 
 
-def test_asgi_passes_a_post_to_the_app() -> None:
+def test_asgi_redirects_every_method_unless_told_which() -> None:
     scope = {"type": "http", "method": "POST", "path": "/old", "raw_path": b"/old", "query_string": b""}
-    assert asgi_call(lectern_asgi.RedirectMiddleware(downstream_asgi, MATCHER), scope)[0]["status"] == 200
+    assert asgi_call(lectern_asgi.RedirectMiddleware(downstream_asgi, MATCHER), scope)[0]["status"] == 301
+    only_get = lectern_asgi.RedirectMiddleware(downstream_asgi, MATCHER, methods=("GET", "HEAD"))
+    assert asgi_call(only_get, scope)[0]["status"] == 200
 
 
 @pytest.fixture

@@ -51,10 +51,13 @@ def _percent_decode(raw: bytes) -> Optional[str]:
 
 
 def _encode_location(path: str) -> Optional[str]:
-    try:
-        return urllib.parse.quote(path, safe=_LOCATION_SAFE, errors="strict")
-    except UnicodeEncodeError:
-        return None  # a lone surrogate cannot be sent as UTF-8
+    """``path`` percent-encoded for a ``Location``, or ``None`` when it is not a path of this site
+    (it must start with ``/`` and never ``//``, which a browser reads as another host)."""
+    if not path.startswith("/") or path.startswith("//"):
+        return None
+    # A lone surrogate is not UTF-8: it becomes U+FFFD, as in the other clients.
+    well_formed = path.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return urllib.parse.quote(well_formed, safe=_LOCATION_SAFE)
 
 
 def _edge_of(item: RedirectItem) -> Tuple[str, _Edge, bool]:
@@ -151,6 +154,8 @@ class RedirectMatcher:
             permanent = permanent and edge.permanent
             current = edge.to_path
         location = _encode_location(current)
+        if location is None:
+            logger.warning("lectern: the redirect from %s leads off the site (%r); it is not applied", path, current)
         result = None if location is None else (301 if permanent else 302, location)
         self._resolved[path] = result
         return result

@@ -54,7 +54,8 @@ class RedirectMiddleware:
 
     ``redirects`` is a :class:`lectern.RedirectMatcher` or a :class:`lectern.RedirectLoader`; a
     loader's refreshes (blocking HTTP) run in the event loop's default executor under asyncio, so
-    they never block the loop. Only ``methods`` (``GET`` and ``HEAD`` by default) are redirected.
+    they never block the loop. Every method is redirected unless ``methods`` lists some (e.g.
+    ``("GET", "HEAD")``).
     """
 
     def __init__(
@@ -62,14 +63,16 @@ class RedirectMiddleware:
         app: ASGIApplication,
         redirects: RedirectSource,
         *,
-        methods: Iterable[str] = ("GET", "HEAD"),
+        methods: Optional[Iterable[str]] = None,
     ) -> None:
         self.app = app
         self.redirects = redirects
-        self.methods = frozenset(method.upper() for method in methods)
+        self.methods = None if methods is None else frozenset(method.upper() for method in methods)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope.get("type") == "http" and str(scope.get("method", "GET")).upper() in self.methods:
+        if scope.get("type") == "http" and (
+            self.methods is None or str(scope.get("method", "GET")).upper() in self.methods
+        ):
             found = match_scope(await self._matcher(), scope)
             if found is not None:
                 await send(

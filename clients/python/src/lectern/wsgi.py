@@ -67,9 +67,9 @@ class RedirectMiddleware:
     passes every other request to ``app`` untouched.
 
     ``redirects`` is a :class:`lectern.RedirectMatcher` (a fixed list) or a
-    :class:`lectern.RedirectLoader` (kept fresh from the API). Only ``methods`` (``GET`` and
-    ``HEAD`` by default) are redirected: a browser would turn a redirected ``POST`` into a ``GET``
-    and lose its body.
+    :class:`lectern.RedirectLoader` (kept fresh from the API). Every method is redirected, as the
+    server's exported web-server configurations do; ``methods=("GET", "HEAD")`` limits it to those
+    (a browser turns a redirected ``POST`` into a ``GET`` and loses its body).
     """
 
     def __init__(
@@ -77,14 +77,14 @@ class RedirectMiddleware:
         app: WSGIApplication,
         redirects: RedirectSource,
         *,
-        methods: Iterable[str] = ("GET", "HEAD"),
+        methods: Optional[Iterable[str]] = None,
     ) -> None:
         self.app = app
         self.redirects = redirects
-        self.methods = frozenset(method.upper() for method in methods)
+        self.methods = None if methods is None else frozenset(method.upper() for method in methods)
 
     def __call__(self, environ: Dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        if str(environ.get("REQUEST_METHOD", "GET")).upper() in self.methods:
+        if self.methods is None or str(environ.get("REQUEST_METHOD", "GET")).upper() in self.methods:
             found = match_environ(current_matcher(self.redirects), environ)
             if found is not None:
                 headers: List[Tuple[str, str]] = [
