@@ -27,7 +27,15 @@ import type { Services } from './services/index.js'
 export interface AppDependencies {
   config: Pick<Config, 'ERROR_STYLE' | 'LOG_LEVEL'> &
     Partial<
-      Pick<Config, 'TRUST_PROXY' | 'ADMIN_DASHBOARD' | 'API_REFERENCE' | 'METRICS_PORT' | 'METRICS_TOKEN'>
+      Pick<
+        Config,
+        | 'TRUST_PROXY'
+        | 'ADMIN_DASHBOARD'
+        | 'API_REFERENCE'
+        | 'METRICS_PORT'
+        | 'METRICS_TOKEN'
+        | 'RATE_LIMIT_PER_SECOND'
+      >
     >
   services: Services
   limiter: RateLimiter
@@ -202,6 +210,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerApiPipeline(api, {
         keys: deps.services.keys,
         limiter: deps.limiter,
+        perSecond: deps.config.RATE_LIMIT_PER_SECOND,
         onRateLimited: () => metrics.rateLimitRejections.inc(),
       })
       api.route(formsRoute(deps.services.content))

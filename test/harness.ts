@@ -6,7 +6,8 @@ import { Redis } from 'ioredis'
 import { sql } from 'kysely'
 import { buildApp, type SERVER_TIMEOUTS } from '../src/app.js'
 import type { Config } from '../src/config.js'
-import { type DatabaseHandle, type DialectName, migrateToLatest, openDatabase } from '../src/db/client.js'
+import { type DatabaseHandle, type DialectName, openDatabase } from '../src/db/database.js'
+import { migrateToLatest } from '../src/db/migrate.js'
 import { randomBase62 } from '../src/ids.js'
 import type { RateLimiter } from '../src/ratelimit/limiter.js'
 import { MemoryRateLimiter } from '../src/ratelimit/memory.js'
@@ -102,6 +103,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     config: {
       ERROR_STYLE: options.errorStyle ?? 'code',
       LOG_LEVEL: options.logLevel ?? 'silent',
+      RATE_LIMIT_PER_SECOND: limits.perSecond,
       ...options.surfaces,
     },
     services,

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import { type Config, loadConfig } from '../config.js'
-import { type DatabaseHandle, migrateToLatest, openDatabase } from '../db/client.js'
+import { type DatabaseHandle, openDatabase } from '../db/database.js'
+import { migrateToLatest } from '../db/migrate.js'
 import { createServices, type Services } from '../services/index.js'
 
 /**

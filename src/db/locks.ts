@@ -1,9 +1,6 @@
 import type { Transaction } from 'kysely'
 import { now } from '../time.js'
-import type { LOCK_NAMES } from './migrations/002-admin.js'
-import type { Database } from './tables.js'
-
-export type LockName = (typeof LOCK_NAMES)[number]
+import type { Database, LockName } from './tables.js'
 
 /**
  * Holds the lock `name` until `trx` ends, so that writers of one kind take turns across processes

@@ -5,6 +5,9 @@
  */
 export type Flag = 0 | 1
 
+/** The rows of `locks` (made by migration 002); see `locks.ts`. */
+export type LockName = 'setup' | 'redirects'
+
 /** The tables whose rows the API serves; any change to them moves the content version. */
 export const CONTENT_TABLES = ['forms', 'submissions', 'pages', 'redirects'] as const
 

@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely'
-import { guarded } from '../db/client.js'
 import { presentPage, presentSubmission } from '../db/repositories/content.js'
 import type { Database } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
@@ -56,63 +55,58 @@ export function createContentAdminService(db: Kysely<Database>) {
     createdAt: row.created_at,
   })
 
-  const getForm = (id: string): Promise<AdminForm> =>
-    guarded(async () => {
-      const row = await formQuery().where('forms.id', '=', id).executeTakeFirst()
-      if (!row) throw new NotFoundError(`Form '${id}' not found`)
-      return toAdminForm(row)
-    })
+  const getForm = async (id: string): Promise<AdminForm> => {
+    const row = await formQuery().where('forms.id', '=', id).executeTakeFirst()
+    if (!row) throw new NotFoundError(`Form '${id}' not found`)
+    return toAdminForm(row)
+  }
 
   return {
     /** Forms in the API's order (oldest first), with their active flag and submission count. */
-    listForms: (options: ListOptions): Promise<PageOf<AdminForm>> =>
-      guarded(async () => {
-        const { total } = await db
-          .selectFrom('forms')
-          .select((eb) => eb.fn.countAll<number>().as('total'))
-          .executeTakeFirstOrThrow()
-        const rows = await formQuery()
-          .orderBy('forms.created_at')
-          .orderBy('forms.id')
-          .limit(options.pageSize)
-          .offset((options.page - 1) * options.pageSize)
-          .execute()
-        return { items: rows.map(toAdminForm), total: Number(total) }
-      }),
+    listForms: async (options: ListOptions): Promise<PageOf<AdminForm>> => {
+      const { total } = await db
+        .selectFrom('forms')
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow()
+      const rows = await formQuery()
+        .orderBy('forms.created_at')
+        .orderBy('forms.id')
+        .limit(options.pageSize)
+        .offset((options.page - 1) * options.pageSize)
+        .execute()
+      return { items: rows.map(toAdminForm), total: Number(total) }
+    },
 
     getForm,
 
     /** Switches a form on or off; the API's `active` filter follows at once. */
-    setFormActive: (id: string, active: boolean): Promise<AdminForm> =>
-      guarded(async () => {
-        const result = await db
-          .updateTable('forms')
-          .set({ is_active: active ? 1 : 0, updated_at: now() })
-          .where('id', '=', id)
-          .executeTakeFirst()
-        if (result.numUpdatedRows === 0n) throw new NotFoundError(`Form '${id}' not found`)
-        return getForm(id)
-      }),
+    setFormActive: async (id: string, active: boolean): Promise<AdminForm> => {
+      const result = await db
+        .updateTable('forms')
+        .set({ is_active: active ? 1 : 0, updated_at: now() })
+        .where('id', '=', id)
+        .executeTakeFirst()
+      if (result.numUpdatedRows === 0n) throw new NotFoundError(`Form '${id}' not found`)
+      return getForm(id)
+    },
 
     /**
      * Publishes or unpublishes a page. A published page always has `publishedAt` (the first
      * publication is kept when publishing again); an unpublished page has none.
      */
     setPagePublished: (id: string, published: boolean): Promise<Page> =>
-      guarded(() =>
-        db.transaction().execute(async (trx) => {
-          const row = await trx.selectFrom('pages').selectAll().where('id', '=', id).executeTakeFirst()
-          if (!row) throw new NotFoundError(`Page '${id}' not found`)
-          const timestamp = now()
-          const change = {
-            is_published: published ? (1 as const) : (0 as const),
-            published_at: published ? (row.published_at ?? timestamp) : null,
-            updated_at: timestamp,
-          }
-          await trx.updateTable('pages').set(change).where('id', '=', id).execute()
-          return presentPage({ ...row, ...change })
-        }),
-      ),
+      db.transaction().execute(async (trx) => {
+        const row = await trx.selectFrom('pages').selectAll().where('id', '=', id).executeTakeFirst()
+        if (!row) throw new NotFoundError(`Page '${id}' not found`)
+        const timestamp = now()
+        const change = {
+          is_published: published ? (1 as const) : (0 as const),
+          published_at: published ? (row.published_at ?? timestamp) : null,
+          updated_at: timestamp,
+        }
+        await trx.updateTable('pages').set(change).where('id', '=', id).execute()
+        return presentPage({ ...row, ...change })
+      }),
 
     /**
      * Changes the administrators' flags and notes on a submission (the submitted data itself never
@@ -125,22 +119,20 @@ export function createContentAdminService(db: Kysely<Database>) {
       const notes = change.notes?.trim() === '' ? null : change.notes
       if (typeof notes === 'string' && notes.length > MAX_NOTES_LENGTH)
         throw new ValidationError(`Notes must be at most ${MAX_NOTES_LENGTH} characters`)
-      return guarded(() =>
-        db.transaction().execute(async (trx) => {
-          const row = await trx.selectFrom('submissions').selectAll().where('id', '=', id).executeTakeFirst()
-          if (!row) throw new NotFoundError(`Submission '${id}' not found`)
-          const update = {
-            ...(change.isRead === undefined ? {} : { is_read: change.isRead ? (1 as const) : (0 as const) }),
-            ...(change.isStarred === undefined
-              ? {}
-              : { is_starred: change.isStarred ? (1 as const) : (0 as const) }),
-            ...(notes === undefined ? {} : { notes }),
-            updated_at: now(),
-          }
-          await trx.updateTable('submissions').set(update).where('id', '=', id).execute()
-          return { formId: row.form_id, submission: presentSubmission({ ...row, ...update }) }
-        }),
-      )
+      return db.transaction().execute(async (trx) => {
+        const row = await trx.selectFrom('submissions').selectAll().where('id', '=', id).executeTakeFirst()
+        if (!row) throw new NotFoundError(`Submission '${id}' not found`)
+        const update = {
+          ...(change.isRead === undefined ? {} : { is_read: change.isRead ? (1 as const) : (0 as const) }),
+          ...(change.isStarred === undefined
+            ? {}
+            : { is_starred: change.isStarred ? (1 as const) : (0 as const) }),
+          ...(notes === undefined ? {} : { notes }),
+          updated_at: now(),
+        }
+        await trx.updateTable('submissions').set(update).where('id', '=', id).execute()
+        return { formId: row.form_id, submission: presentSubmission({ ...row, ...update }) }
+      })
     },
   }
 }

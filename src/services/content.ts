@@ -1,4 +1,4 @@
-import type { DatabaseHandle } from '../db/client.js'
+import type { DatabaseHandle } from '../db/database.js'
 import { createContentRepository } from '../db/repositories/content.js'
 import { NotFoundError } from '../errors.js'
 import type { Form, ListOptions, Page, PageOf, Redirect, Submission } from '../schemas.js'

@@ -1,4 +1,4 @@
-import type { DatabaseHandle } from '../db/client.js'
+import type { DatabaseHandle } from '../db/database.js'
 import { createContentService } from './content.js'
 import { createContentAdminService } from './content-admin.js'
 import { createImporter } from './import/index.js'

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { type DatabaseHandle, guarded, param } from '../db/client.js'
+import type { DatabaseHandle } from '../db/database.js'
+import { param } from '../db/prepared.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { newId, randomBase62 } from '../ids.js'
 import { formatTimestamp, now } from '../time.js'
@@ -78,20 +79,44 @@ export function createKeyService(database: DatabaseHandle) {
     return row
   }
 
-  const setActive = (id: string, active: boolean) =>
-    guarded(async () => {
-      const row = await findKey(id)
-      if (row.revoked_at !== null) {
-        throw new ValidationError(
-          `API key '${id}' is revoked; a revoked key cannot be ${active ? 'activated' : 'deactivated'}`,
-        )
-      }
-      await db
-        .updateTable('api_keys')
-        .set({ is_active: active ? 1 : 0 })
-        .where('id', '=', id)
-        .execute()
-    })
+  const setActive = async (id: string, active: boolean) => {
+    const row = await findKey(id)
+    if (row.revoked_at !== null) {
+      throw new ValidationError(
+        `API key '${id}' is revoked; a revoked key cannot be ${active ? 'activated' : 'deactivated'}`,
+      )
+    }
+    await db
+      .updateTable('api_keys')
+      .set({ is_active: active ? 1 : 0 })
+      .where('id', '=', id)
+      .execute()
+  }
+
+  /** The global admin a new key will belong to: the one named, or the only one there is. */
+  const findKeyOwner = async (userEmail: string | undefined) => {
+    if (userEmail !== undefined) {
+      const email = normalizeEmail(userEmail)
+      const user = await db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst()
+      if (!user) throw new NotFoundError(`User '${userEmail}' not found`)
+      if (user.role !== 'global_admin')
+        throw new ValidationError(`Only a global admin can create API keys; '${email}' is ${user.role}`)
+      if (user.is_disabled === 1) throw new ValidationError(`User '${email}' is disabled`)
+      return user
+    }
+    const admins = await db
+      .selectFrom('users')
+      .selectAll()
+      .where('role', '=', 'global_admin')
+      .where('is_disabled', '=', 0)
+      .limit(2)
+      .execute()
+    if (admins.length === 0)
+      throw new ValidationError('No global admin exists: create one first with `users create`')
+    if (admins.length > 1)
+      throw new ValidationError('Several global admins exist: name the key owner with --user')
+    return admins[0]
+  }
 
   return {
     /**
@@ -102,29 +127,7 @@ export function createKeyService(database: DatabaseHandle) {
       const name = input.name.trim()
       if (name.length === 0 || name.length > 100)
         throw new ValidationError('Key name must be 1 to 100 characters')
-      const creator = await guarded(async () => {
-        if (input.userEmail !== undefined) {
-          const email = normalizeEmail(input.userEmail)
-          const user = await db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst()
-          if (!user) throw new NotFoundError(`User '${input.userEmail}' not found`)
-          if (user.role !== 'global_admin')
-            throw new ValidationError(`Only a global admin can create API keys; '${email}' is ${user.role}`)
-          if (user.is_disabled === 1) throw new ValidationError(`User '${email}' is disabled`)
-          return user
-        }
-        const admins = await db
-          .selectFrom('users')
-          .selectAll()
-          .where('role', '=', 'global_admin')
-          .where('is_disabled', '=', 0)
-          .limit(2)
-          .execute()
-        if (admins.length === 0)
-          throw new ValidationError('No global admin exists: create one first with `users create`')
-        if (admins.length > 1)
-          throw new ValidationError('Several global admins exist: name the key owner with --user')
-        return admins[0]
-      })
+      const creator = await findKeyOwner(input.userEmail)
       const plainKey = KEY_PREFIX + randomBase62(KEY_RANDOM_LENGTH)
       const row = {
         id: newId('key'),
@@ -137,7 +140,7 @@ export function createKeyService(database: DatabaseHandle) {
         created_at: now(),
         last_used_at: null,
       }
-      await guarded(() => db.insertInto('api_keys').values(row).execute())
+      await db.insertInto('api_keys').values(row).execute()
       const key: ApiKeyView = {
         id: row.id,
         name,
@@ -150,73 +153,69 @@ export function createKeyService(database: DatabaseHandle) {
       return { key, plainKey }
     },
 
-    listApiKeys: (): Promise<ApiKeyView[]> =>
-      guarded(async () => {
-        const rows = await db
-          .selectFrom('api_keys')
-          .leftJoin('users', 'users.id', 'api_keys.created_by')
-          .select([
-            'api_keys.id',
-            'api_keys.name',
-            'api_keys.prefix',
-            'api_keys.is_active',
-            'api_keys.revoked_at',
-            'api_keys.created_at',
-            'api_keys.last_used_at',
-            'users.email',
-          ])
-          .orderBy('api_keys.created_at')
-          .orderBy('api_keys.id')
-          .execute()
-        return rows.map((r) => ({
-          id: r.id,
-          name: r.name,
-          prefix: r.prefix,
-          status: r.revoked_at !== null ? 'revoked' : r.is_active === 1 ? 'active' : 'inactive',
-          createdBy: r.email,
-          createdAt: r.created_at,
-          lastUsedAt: r.last_used_at,
-        }))
-      }),
+    listApiKeys: async (): Promise<ApiKeyView[]> => {
+      const rows = await db
+        .selectFrom('api_keys')
+        .leftJoin('users', 'users.id', 'api_keys.created_by')
+        .select([
+          'api_keys.id',
+          'api_keys.name',
+          'api_keys.prefix',
+          'api_keys.is_active',
+          'api_keys.revoked_at',
+          'api_keys.created_at',
+          'api_keys.last_used_at',
+          'users.email',
+        ])
+        .orderBy('api_keys.created_at')
+        .orderBy('api_keys.id')
+        .execute()
+      return rows.map((r) => ({
+        id: r.id,
+        name: r.name,
+        prefix: r.prefix,
+        status: r.revoked_at !== null ? 'revoked' : r.is_active === 1 ? 'active' : 'inactive',
+        createdBy: r.email,
+        createdAt: r.created_at,
+        lastUsedAt: r.last_used_at,
+      }))
+    },
 
     deactivateApiKey: (id: string) => setActive(id, false),
     activateApiKey: (id: string) => setActive(id, true),
 
     /** Revokes a key for good. Revoking twice is harmless and keeps the first revocation time. */
-    revokeApiKey: (id: string) =>
-      guarded(async () => {
-        await findKey(id)
-        await db
-          .updateTable('api_keys')
-          .set({ revoked_at: now(), is_active: 0 })
-          .where('id', '=', id)
-          .where('revoked_at', 'is', null)
-          .execute()
-      }),
+    revokeApiKey: async (id: string) => {
+      await findKey(id)
+      await db
+        .updateTable('api_keys')
+        .set({ revoked_at: now(), is_active: 0 })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .execute()
+    },
 
     /**
      * Decides what a presented key is worth right now: unknown, revoked or orphaned keys are
      * invalid; deactivated keys and keys of disabled users are inactive.
      */
-    checkApiKey: (plainKey: string): Promise<KeyCheck> =>
-      guarded(async () => {
-        if (!KEY_SHAPE.test(plainKey)) return { status: 'invalid' }
-        const hash = hashApiKey(plainKey)
-        const [row] = await lookupKey({ hash })
-        if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(hash)))
-          return { status: 'invalid' }
-        if (row.revoked_at !== null || row.role === null) return { status: 'invalid' }
-        if (row.is_active !== 1 || row.is_disabled === 1) return { status: 'inactive' }
-        const current = Date.now()
-        if (row.last_used_at === null || current - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
-          await db
-            .updateTable('api_keys')
-            .set({ last_used_at: formatTimestamp(new Date(current)) })
-            .where('id', '=', row.id)
-            .execute()
-        }
-        return { status: 'valid', keyId: row.id, role: row.role, contentVersion: Number(row.content_version) }
-      }),
+    checkApiKey: async (plainKey: string): Promise<KeyCheck> => {
+      if (!KEY_SHAPE.test(plainKey)) return { status: 'invalid' }
+      const hash = hashApiKey(plainKey)
+      const [row] = await lookupKey({ hash })
+      if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(hash))) return { status: 'invalid' }
+      if (row.revoked_at !== null || row.role === null) return { status: 'invalid' }
+      if (row.is_active !== 1 || row.is_disabled === 1) return { status: 'inactive' }
+      const current = Date.now()
+      if (row.last_used_at === null || current - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
+        await db
+          .updateTable('api_keys')
+          .set({ last_used_at: formatTimestamp(new Date(current)) })
+          .where('id', '=', row.id)
+          .execute()
+      }
+      return { status: 'valid', keyId: row.id, role: row.role, contentVersion: Number(row.content_version) }
+    },
   }
 }
 

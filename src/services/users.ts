@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely'
-import { guarded, isUniqueViolation } from '../db/client.js'
+import { UniqueViolationError } from '../db/errors.js'
 import { takeLock } from '../db/locks.js'
 import type { Database } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
@@ -108,20 +108,18 @@ export function createUserService(db: Kysely<Database>) {
     guard: (row: { role: string; is_disabled: number }) => boolean,
     also?: (trx: Transaction<Database>, userId: string) => Promise<unknown>,
   ) =>
-    guarded(() =>
-      db.transaction().execute(async (trx) => {
-        const row = await findByEmail(trx, email)
-        if (guard(row)) await assertNotLastAdmin(trx, row.id, action)
-        const updatedAt = now()
-        await trx
-          .updateTable('users')
-          .set({ ...change, updated_at: updatedAt })
-          .where('id', '=', row.id)
-          .execute()
-        await also?.(trx, row.id)
-        return toView({ ...row, ...change, updated_at: updatedAt })
-      }),
-    )
+    db.transaction().execute(async (trx) => {
+      const row = await findByEmail(trx, email)
+      if (guard(row)) await assertNotLastAdmin(trx, row.id, action)
+      const updatedAt = now()
+      await trx
+        .updateTable('users')
+        .set({ ...change, updated_at: updatedAt })
+        .where('id', '=', row.id)
+        .execute()
+      await also?.(trx, row.id)
+      return toView({ ...row, ...change, updated_at: updatedAt })
+    })
 
   const isEnabledAdmin = (row: { role: string; is_disabled: number }) =>
     row.role === 'global_admin' && row.is_disabled === 0
@@ -133,9 +131,9 @@ export function createUserService(db: Kysely<Database>) {
     async createUser(input: { email: string; role: string; password?: string }) {
       const { row, generatedPassword } = await newUserRow(input)
       try {
-        await guarded(() => db.insertInto('users').values(row).execute())
+        await db.insertInto('users').values(row).execute()
       } catch (error) {
-        if (isUniqueViolation(error))
+        if (error instanceof UniqueViolationError)
           throw new ValidationError(`A user with email '${row.email}' already exists`)
         throw error
       }
@@ -143,10 +141,8 @@ export function createUserService(db: Kysely<Database>) {
     },
 
     /** Whether any user exists; until one does, the dashboard offers its one-time setup. */
-    hasUsers: (): Promise<boolean> =>
-      guarded(
-        async () => (await db.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined,
-      ),
+    hasUsers: async (): Promise<boolean> =>
+      (await db.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined,
 
     /**
      * Creates the first user, a global admin, only while no user exists. Concurrent calls take
@@ -154,23 +150,17 @@ export function createUserService(db: Kysely<Database>) {
      */
     async createFirstAdmin(input: { email: string; password: string }): Promise<UserView> {
       const { row } = await newUserRow({ ...input, role: 'global_admin' })
-      return guarded(() =>
-        db.transaction().execute(async (trx) => {
-          await takeLock(trx, 'setup')
-          if ((await trx.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined)
-            throw new ValidationError('Lectern is already set up: sign in instead')
-          await trx.insertInto('users').values(row).execute()
-          return toView(row)
-        }),
-      )
+      return db.transaction().execute(async (trx) => {
+        await takeLock(trx, 'setup')
+        if ((await trx.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined)
+          throw new ValidationError('Lectern is already set up: sign in instead')
+        await trx.insertInto('users').values(row).execute()
+        return toView(row)
+      })
     },
 
-    listUsers: (): Promise<UserView[]> =>
-      guarded(async () =>
-        (await db.selectFrom('users').selectAll().orderBy('created_at').orderBy('email').execute()).map(
-          toView,
-        ),
-      ),
+    listUsers: async (): Promise<UserView[]> =>
+      (await db.selectFrom('users').selectAll().orderBy('created_at').orderBy('email').execute()).map(toView),
 
     setRole: (email: string, role: string) => {
       const newRole = parseRole(role)
@@ -192,28 +182,25 @@ export function createUserService(db: Kysely<Database>) {
 
     /** Deletes a user; their keys are revoked in the same transaction and stay listed as revoked. */
     deleteUser: (email: string): Promise<void> =>
-      guarded(() =>
-        db.transaction().execute(async (trx) => {
-          const row = await findByEmail(trx, email)
-          if (isEnabledAdmin(row)) await assertNotLastAdmin(trx, row.id, 'delete')
-          await trx
-            .updateTable('api_keys')
-            .set({ revoked_at: now() })
-            .where('created_by', '=', row.id)
-            .where('revoked_at', 'is', null)
-            .execute()
-          await trx.deleteFrom('users').where('id', '=', row.id).execute()
-        }),
-      ),
-
-    findUserByEmail: (email: string) => guarded(async () => toView(await findByEmail(db, email))),
-
-    findUserById: (id: string): Promise<UserView> =>
-      guarded(async () => {
-        const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
-        if (!row) throw new NotFoundError(`User '${id}' not found`)
-        return toView(row)
+      db.transaction().execute(async (trx) => {
+        const row = await findByEmail(trx, email)
+        if (isEnabledAdmin(row)) await assertNotLastAdmin(trx, row.id, 'delete')
+        await trx
+          .updateTable('api_keys')
+          .set({ revoked_at: now() })
+          .where('created_by', '=', row.id)
+          .where('revoked_at', 'is', null)
+          .execute()
+        await trx.deleteFrom('users').where('id', '=', row.id).execute()
       }),
+
+    findUserByEmail: async (email: string) => toView(await findByEmail(db, email)),
+
+    findUserById: async (id: string): Promise<UserView> => {
+      const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
+      if (!row) throw new NotFoundError(`User '${id}' not found`)
+      return toView(row)
+    },
   }
 }
 

@@ -1,108 +1,62 @@
 import type { Kysely } from 'kysely'
-import { createSubmissionsOrderIndex, keyTextType } from '../client.js'
+import { type FrozenStatements, runFrozen } from './frozen.js'
 
 /**
- * The first schema. Only portable column types (text, integer) so the same migration runs on
- * SQLite and PostgreSQL; every list query has an index matching its filter and order.
+ * The first schema. Only portable column types (text, integer) so the same schema holds on SQLite
+ * and PostgreSQL; every list query has an index matching its filter and order. Key columns (ids,
+ * timestamps, paths) compare in byte order on both dialects (`collate binary` / `collate "C"`).
  */
-export async function up(db: Kysely<unknown>): Promise<void> {
-  const key = keyTextType(db)
-  await db.schema
-    .createTable('users')
-    .addColumn('id', key, (c) => c.primaryKey())
-    .addColumn('email', key, (c) => c.notNull().unique())
-    .addColumn('password_hash', 'text', (c) => c.notNull())
-    .addColumn('role', 'text', (c) => c.notNull())
-    .addColumn('is_disabled', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('created_at', key, (c) => c.notNull())
-    .addColumn('updated_at', 'text', (c) => c.notNull())
-    .execute()
-
-  await db.schema
-    .createTable('api_keys')
-    .addColumn('id', key, (c) => c.primaryKey())
-    .addColumn('name', 'text', (c) => c.notNull())
-    .addColumn('prefix', 'text', (c) => c.notNull())
-    .addColumn('key_hash', key, (c) => c.notNull().unique())
-    .addColumn('created_by', key, (c) => c.references('users.id').onDelete('set null'))
-    .addColumn('is_active', 'integer', (c) => c.notNull().defaultTo(1))
-    .addColumn('revoked_at', 'text')
-    .addColumn('created_at', key, (c) => c.notNull())
-    .addColumn('last_used_at', 'text')
-    .execute()
-
-  await db.schema
-    .createTable('forms')
-    .addColumn('id', key, (c) => c.primaryKey())
-    .addColumn('title', 'text', (c) => c.notNull())
-    .addColumn('description', 'text')
-    .addColumn('is_active', 'integer', (c) => c.notNull().defaultTo(1))
-    .addColumn('created_at', key, (c) => c.notNull())
-    .addColumn('updated_at', 'text', (c) => c.notNull())
-    .execute()
-  await db.schema.createIndex('forms_order').on('forms').columns(['created_at', 'id']).execute()
-  await db.schema
-    .createIndex('forms_active_order')
-    .on('forms')
-    .columns(['is_active', 'created_at', 'id'])
-    .execute()
-
-  await db.schema
-    .createTable('submissions')
-    .addColumn('id', key, (c) => c.primaryKey())
-    .addColumn('form_id', key, (c) => c.notNull().references('forms.id').onDelete('cascade'))
-    .addColumn('data', 'text', (c) => c.notNull())
-    .addColumn('ip_address', 'text')
-    .addColumn('user_agent', 'text')
-    .addColumn('referrer', 'text')
-    .addColumn('submitted_by', 'text')
-    .addColumn('is_read', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('is_starred', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('notes', 'text')
-    .addColumn('created_at', key, (c) => c.notNull())
-    .addColumn('updated_at', 'text', (c) => c.notNull())
-    .execute()
-  await createSubmissionsOrderIndex(db)
-
-  await db.schema
-    .createTable('pages')
-    .addColumn('id', key, (c) => c.primaryKey())
-    .addColumn('title', 'text', (c) => c.notNull())
-    .addColumn('slug', 'text', (c) => c.notNull())
-    .addColumn('path', key, (c) => c.notNull().unique())
-    .addColumn('page_type', 'text', (c) => c.notNull())
-    .addColumn('is_published', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('published_at', 'text')
-    .addColumn('created_at', key, (c) => c.notNull())
-    .addColumn('updated_at', 'text', (c) => c.notNull())
-    .execute()
-  await db.schema.createIndex('pages_order').on('pages').columns(['created_at', 'id']).execute()
-  await db.schema
-    .createIndex('pages_published_order')
-    .on('pages')
-    .columns(['is_published', 'created_at', 'id'])
-    .execute()
-
-  await db.schema
-    .createTable('redirects')
-    .addColumn('id', key, (c) => c.primaryKey())
-    .addColumn('from_path', key, (c) => c.notNull().unique())
-    .addColumn('to_path', 'text', (c) => c.notNull())
-    .addColumn('type', 'text', (c) => c.notNull())
-    .addColumn('is_active', 'integer', (c) => c.notNull().defaultTo(1))
-    .addColumn('created_at', key, (c) => c.notNull())
-    .addColumn('updated_at', 'text', (c) => c.notNull())
-    .execute()
-  await db.schema.createIndex('redirects_order').on('redirects').columns(['created_at', 'id']).execute()
-  await db.schema
-    .createIndex('redirects_active_order')
-    .on('redirects')
-    .columns(['is_active', 'created_at', 'id'])
-    .execute()
+const UP: FrozenStatements = {
+  sqlite: [
+    `create table "users" ("id" text collate binary primary key, "email" text collate binary not null unique, "password_hash" text not null, "role" text not null, "is_disabled" integer default 0 not null, "created_at" text collate binary not null, "updated_at" text not null)`,
+    `create table "api_keys" ("id" text collate binary primary key, "name" text not null, "prefix" text not null, "key_hash" text collate binary not null unique, "created_by" text collate binary references "users" ("id") on delete set null, "is_active" integer default 1 not null, "revoked_at" text, "created_at" text collate binary not null, "last_used_at" text)`,
+    `create table "forms" ("id" text collate binary primary key, "title" text not null, "description" text, "is_active" integer default 1 not null, "created_at" text collate binary not null, "updated_at" text not null)`,
+    `create index "forms_order" on "forms" ("created_at", "id")`,
+    `create index "forms_active_order" on "forms" ("is_active", "created_at", "id")`,
+    `create table "submissions" ("id" text collate binary primary key, "form_id" text collate binary not null references "forms" ("id") on delete cascade, "data" text not null, "ip_address" text, "user_agent" text, "referrer" text, "submitted_by" text, "is_read" integer default 0 not null, "is_starred" integer default 0 not null, "notes" text, "created_at" text collate binary not null, "updated_at" text not null)`,
+    `create index "submissions_form_order" on "submissions" ("form_id", "created_at", "id")`,
+    `create table "pages" ("id" text collate binary primary key, "title" text not null, "slug" text not null, "path" text collate binary not null unique, "page_type" text not null, "is_published" integer default 0 not null, "published_at" text, "created_at" text collate binary not null, "updated_at" text not null)`,
+    `create index "pages_order" on "pages" ("created_at", "id")`,
+    `create index "pages_published_order" on "pages" ("is_published", "created_at", "id")`,
+    `create table "redirects" ("id" text collate binary primary key, "from_path" text collate binary not null unique, "to_path" text not null, "type" text not null, "is_active" integer default 1 not null, "created_at" text collate binary not null, "updated_at" text not null)`,
+    `create index "redirects_order" on "redirects" ("created_at", "id")`,
+    `create index "redirects_active_order" on "redirects" ("is_active", "created_at", "id")`,
+  ],
+  postgres: [
+    `create table "users" ("id" text collate "C" primary key, "email" text collate "C" not null unique, "password_hash" text not null, "role" text not null, "is_disabled" integer default 0 not null, "created_at" text collate "C" not null, "updated_at" text not null)`,
+    `create table "api_keys" ("id" text collate "C" primary key, "name" text not null, "prefix" text not null, "key_hash" text collate "C" not null unique, "created_by" text collate "C" references "users" ("id") on delete set null, "is_active" integer default 1 not null, "revoked_at" text, "created_at" text collate "C" not null, "last_used_at" text)`,
+    `create table "forms" ("id" text collate "C" primary key, "title" text not null, "description" text, "is_active" integer default 1 not null, "created_at" text collate "C" not null, "updated_at" text not null)`,
+    `create index "forms_order" on "forms" ("created_at", "id")`,
+    `create index "forms_active_order" on "forms" ("is_active", "created_at", "id")`,
+    `create table "submissions" ("id" text collate "C" primary key, "form_id" text collate "C" not null references "forms" ("id") on delete cascade, "data" text not null, "ip_address" text, "user_agent" text, "referrer" text, "submitted_by" text, "is_read" integer default 0 not null, "is_starred" integer default 0 not null, "notes" text, "created_at" text collate "C" not null, "updated_at" text not null)`,
+    `create index "submissions_form_order" on "submissions" ("form_id", "created_at", "id")`,
+    `create table "pages" ("id" text collate "C" primary key, "title" text not null, "slug" text not null, "path" text collate "C" not null unique, "page_type" text not null, "is_published" integer default 0 not null, "published_at" text, "created_at" text collate "C" not null, "updated_at" text not null)`,
+    `create index "pages_order" on "pages" ("created_at", "id")`,
+    `create index "pages_published_order" on "pages" ("is_published", "created_at", "id")`,
+    `create table "redirects" ("id" text collate "C" primary key, "from_path" text collate "C" not null unique, "to_path" text not null, "type" text not null, "is_active" integer default 1 not null, "created_at" text collate "C" not null, "updated_at" text not null)`,
+    `create index "redirects_order" on "redirects" ("created_at", "id")`,
+    `create index "redirects_active_order" on "redirects" ("is_active", "created_at", "id")`,
+  ],
 }
 
-export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of ['redirects', 'pages', 'submissions', 'forms', 'api_keys', 'users']) {
-    await db.schema.dropTable(table).execute()
-  }
+const DOWN: FrozenStatements = {
+  sqlite: [
+    `drop table "redirects"`,
+    `drop table "pages"`,
+    `drop table "submissions"`,
+    `drop table "forms"`,
+    `drop table "api_keys"`,
+    `drop table "users"`,
+  ],
+  postgres: [
+    `drop table "redirects"`,
+    `drop table "pages"`,
+    `drop table "submissions"`,
+    `drop table "forms"`,
+    `drop table "api_keys"`,
+    `drop table "users"`,
+  ],
 }
+
+export const up = (db: Kysely<unknown>): Promise<void> => runFrozen(db, UP)
+export const down = (db: Kysely<unknown>): Promise<void> => runFrozen(db, DOWN)

@@ -1,10 +1,9 @@
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely'
 import type { Form, ListOptions, Page, PageOf, Redirect, Submission } from '../../schemas.js'
-import { type DatabaseHandle, guarded, param } from '../client.js'
+import type { DatabaseHandle } from '../database.js'
+import { param } from '../prepared.js'
 import type { FormsTable, PagesTable, RedirectsTable, SubmissionsTable } from '../tables.js'
 import { KeysetPager } from './paging.js'
-
-export { guarded }
 
 export function presentForm(row: Pick<Selectable<FormsTable>, 'id' | 'title' | 'description'>): Form {
   return { id: row.id, title: row.title, description: row.description }

@@ -1,4 +1,4 @@
-import type { PreparedQuery } from '../client.js'
+import type { PreparedQuery } from '../prepared.js'
 
 /** The order key of a list row: every list orders by (created_at, id), ascending or descending. */
 export interface OrderKey {

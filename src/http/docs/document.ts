@@ -1,5 +1,5 @@
 import { buildApp } from '../../app.js'
-import { openDatabase } from '../../db/client.js'
+import { openDatabase } from '../../db/database.js'
 import { MemoryRateLimiter } from '../../ratelimit/memory.js'
 import { createServices } from '../../services/index.js'
 import type { OpenApiDocument } from './openapi.js'
@@ -11,7 +11,7 @@ import type { OpenApiDocument } from './openapi.js'
 export async function generateOpenApiDocument(): Promise<OpenApiDocument> {
   const database = openDatabase('sqlite::memory:')
   const app = await buildApp({
-    config: { ERROR_STYLE: 'code', LOG_LEVEL: 'silent' },
+    config: { ERROR_STYLE: 'code', LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: 10 },
     services: createServices(database),
     limiter: new MemoryRateLimiter({ perHour: 1000, perSecond: 10 }),
     database,

@@ -1,44 +1,40 @@
 import type { Kysely } from 'kysely'
-import { guarded } from '../../db/repositories/content.js'
 import type { Database } from '../../db/tables.js'
 import { checkPagePaths, checkRedirects, type Findings, FormReferences } from './checks.js'
 import { ImportError, MAX_LISTED_PROBLEMS, MessageList } from './errors.js'
+import { KeptRecords } from './kept.js'
+import type { ImportKind } from './kinds.js'
 import { type KindCounts, zeroCounts } from './kinds.js'
-import {
-  describeLocation,
-  type FieldProblem,
-  formatProblem,
-  type Located,
-  type Location,
-} from './locations.js'
-import {
-  type FormDraft,
-  type PageDraft,
-  type RedirectDraft,
-  readForm,
-  readPage,
-  readRedirect,
-  readSubmission,
-} from './records.js'
+import { describeLocation, type FieldProblem, formatProblem, type Location } from './locations.js'
+import { readForm, readPage, readRedirect, readSubmission } from './records.js'
 import type { RecordSource, SourceEntry } from './sources.js'
 
 const MAX_LISTED_WARNINGS = 100
 
 /**
- * Everything the validating pass learns: the forms, pages and redirects to write (held in memory;
- * they are few), counts, problems and warnings. Submissions are only checked and counted here.
+ * Everything the validating pass learns: counts, problems, warnings, and of the forms, pages and
+ * redirects only what the checks across records need (ids, the order of each id's last record,
+ * paths), compactly; the writing pass reads the records again. Submissions are only checked and
+ * counted here.
  */
 export class ImportPlan implements Findings {
   readonly problems = new MessageList(MAX_LISTED_PROBLEMS)
   readonly warnings = new MessageList(MAX_LISTED_WARNINGS)
   readonly counts: KindCounts = zeroCounts()
-  readonly forms = new Map<string, Located<FormDraft>>()
-  readonly pages = new Map<string, Located<PageDraft>>()
-  readonly redirects = new Map<string, Located<RedirectDraft>>()
+  readonly forms = new KeptRecords('form')
+  readonly pages = new KeptRecords('page', ['path'])
+  readonly redirects = new KeptRecords('redirect', ['fromPath', 'toPath'])
   private readonly formReferences: FormReferences
 
-  constructor(databaseFormIds: ReadonlySet<string>) {
+  constructor(
+    databaseFormIds: ReadonlySet<string>,
+    private readonly source: RecordSource,
+  ) {
     this.formReferences = new FormReferences(databaseFormIds, this.forms)
+  }
+
+  locate(order: number, kind: ImportKind): Location {
+    return this.source.locate(order, kind)
   }
 
   report(location: Location, problem: FieldProblem): void {
@@ -58,15 +54,18 @@ export class ImportPlan implements Findings {
     switch (kind) {
       case 'form':
         this.counts.forms++
-        this.keep(this.forms, readForm(record), location)
+        this.keep(this.forms, readForm(record), location, () => ({}))
         break
       case 'page':
         this.counts.pages++
-        this.keep(this.pages, readPage(record), location)
+        this.keep(this.pages, readPage(record), location, ({ path }) => ({ path }))
         break
       case 'redirect':
         this.counts.redirects++
-        this.keep(this.redirects, readRedirect(record), location)
+        this.keep(this.redirects, readRedirect(record), location, ({ fromPath, toPath }) => ({
+          fromPath,
+          toPath,
+        }))
         break
       case 'submission': {
         this.counts.submissions++
@@ -85,20 +84,21 @@ export class ImportPlan implements Findings {
     await checkRedirects(db, this.redirects, this)
   }
 
-  private keep<T extends { id: string }>(
-    kept: Map<string, Located<T>>,
+  private keep<T extends { id?: string }, F extends string>(
+    kept: KeptRecords<F>,
     { draft, problems }: { draft: T; problems: FieldProblem[] },
     location: Location,
+    fields: (draft: T) => Record<F, string>,
   ): void {
     for (const problem of problems) this.report(location, problem)
-    const earlier = kept.get(draft.id)
-    if (earlier) {
+    // A record with problems is not kept: the import is refused anyway.
+    if (problems.length > 0) return
+    const earlier = kept.keep(KeptRecords.key(draft.id, location.order), location.order, fields(draft))
+    if (earlier !== undefined) {
       this.warn(location, {
-        message: `id '${draft.id}' also appears at ${describeLocation(earlier.location)}; this later record wins`,
+        message: `id '${draft.id}' also appears at ${describeLocation(this.locate(earlier, kept.kind))}; this later record wins`,
       })
     }
-    if (problems.length > 0) return
-    kept.set(draft.id, { draft, location, occurrences: (earlier?.occurrences ?? 0) + 1 })
   }
 }
 
@@ -112,8 +112,8 @@ export async function planImport(db: Kysely<Database>, source: RecordSource): Pr
     const location: Location = { style: 'file', order: 0 }
     throw new ImportError(source.fileProblems.map((problem) => formatProblem(location, problem)))
   }
-  const formRows = await guarded(() => db.selectFrom('forms').select('id').execute())
-  const plan = new ImportPlan(new Set(formRows.map((row) => row.id)))
+  const formRows = await db.selectFrom('forms').select('id').execute()
+  const plan = new ImportPlan(new Set(formRows.map((row) => row.id)), source)
   for await (const batch of source.entries()) for (const entry of batch) plan.accept(entry)
   await plan.finish(db, source)
   if (plan.problems.total > 0) throw new ImportError(plan.problems.texts(), plan.problems.total)

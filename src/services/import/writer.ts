@@ -1,10 +1,6 @@
 import { type Insertable, type Kysely, type OnConflictBuilder, sql, type Transaction } from 'kysely'
-import {
-  isUniqueViolation,
-  translateDatabaseError,
-  withBulkContentWrites,
-  withSubmissionsIndexRebuilt,
-} from '../../db/client.js'
+import { withBulkContentWrites, withSubmissionsIndexRebuilt } from '../../db/bulk-writes.js'
+import { UniqueViolationError } from '../../db/errors.js'
 import {
   CONTENT_TABLES,
   type Database,
@@ -18,13 +14,17 @@ import { newId } from '../../ids.js'
 import { now as currentTime } from '../../time.js'
 import { BATCH_SIZE, BULK_SUBMISSIONS, chunks } from './batches.js'
 import { fileChangedError, ImportError } from './errors.js'
+import type { JsonObject } from './json.js'
+import { KeptRecords } from './kept.js'
 import { type KindCounts, zeroCounts } from './kinds.js'
-import type { Located } from './locations.js'
 import type { ImportPlan } from './plan.js'
 import {
   type FormDraft,
   type PageDraft,
   type RedirectDraft,
+  readForm,
+  readPage,
+  readRedirect,
   readSubmission,
   type SubmissionDraft,
 } from './records.js'
@@ -37,8 +37,8 @@ type KeptTable = 'forms' | 'pages' | 'redirects'
 type ConflictUpdate<T extends ContentTable> = Parameters<OnConflictBuilder<Database, T>['doUpdateSet']>[0]
 
 /**
- * Writes a validated plan in one transaction: its forms, pages and redirects, then the submissions
- * streamed from `source` once more. Returns how many rows each kind created and updated; on any
+ * Writes a validated plan in one transaction: its forms, pages and redirects streamed from `source`
+ * once more, then its submissions in another read. Returns how many rows each kind created and updated; on any
  * failure nothing is written.
  */
 export async function writeImport(
@@ -53,26 +53,33 @@ export async function writeImport(
     await db.transaction().execute((trx) =>
       withBulkContentWrites(trx, CONTENT_TABLES, async () => {
         const writer = new Writer(trx, timestamp, created, updated)
-        await writer.writeKept('forms', [...plan.forms.values()], formRow)
-        await writer.writeKept('pages', [...plan.pages.values()], pageRow)
-        await writer.writeKept('redirects', [...plan.redirects.values()], redirectRow)
+        if (plan.forms.size + plan.pages.size + plan.redirects.size > 0) {
+          await writer.releasePaths('pages', 'path', plan.pages)
+          await writer.releasePaths('redirects', 'from_path', plan.redirects)
+          await writer.writeKept(source, plan)
+        }
         // Past this many rows, rebuilding the order index once beats maintaining it row by row.
         const written =
-          plan.counts.submissions >= BULK_SUBMISSIONS
-            ? await withSubmissionsIndexRebuilt(trx, () => writer.writeSubmissions(source))
-            : await writer.writeSubmissions(source)
+          plan.counts.submissions === 0
+            ? 0
+            : plan.counts.submissions >= BULK_SUBMISSIONS
+              ? await withSubmissionsIndexRebuilt(trx, () => writer.writeSubmissions(source))
+              : await writer.writeSubmissions(source)
         if (written !== plan.counts.submissions) throw fileChangedError()
+        for (const table of ['forms', 'pages', 'redirects'] as const) {
+          updated[table] = plan.counts[table] - created[table]
+        }
         await source.assertUnchanged?.()
       }),
     )
   } catch (error) {
     if (error instanceof ImportError) throw error
-    if (isUniqueViolation(error)) {
+    if (error instanceof UniqueViolationError) {
       throw new ImportError([
         `the database changed while importing (a path or id this import uses was taken meanwhile); run the import again`,
       ])
     }
-    throw translateDatabaseError(error)
+    throw error
   }
   return { created, updated }
 }
@@ -91,7 +98,7 @@ interface RowStamps {
 const flag = (value: boolean): Flag => (value ? 1 : 0)
 
 const formRow = (draft: FormDraft, stamps: RowStamps): Insertable<FormsTable> => ({
-  id: draft.id,
+  id: draft.id ?? newId('form'),
   title: draft.title,
   description: draft.description,
   is_active: flag(draft.isActive),
@@ -99,7 +106,7 @@ const formRow = (draft: FormDraft, stamps: RowStamps): Insertable<FormsTable> =>
 })
 
 const pageRow = (draft: PageDraft, stamps: RowStamps): Insertable<PagesTable> => ({
-  id: draft.id,
+  id: draft.id ?? newId('page'),
   title: draft.title,
   slug: draft.slug,
   path: draft.path,
@@ -111,7 +118,7 @@ const pageRow = (draft: PageDraft, stamps: RowStamps): Insertable<PagesTable> =>
 })
 
 const redirectRow = (draft: RedirectDraft, stamps: RowStamps): Insertable<RedirectsTable> => ({
-  id: draft.id,
+  id: draft.id ?? newId('redirect'),
   from_path: draft.fromPath,
   to_path: draft.toPath,
   type: draft.type,
@@ -147,36 +154,90 @@ class Writer {
   ) {}
 
   /**
-   * Upserts the kept forms, pages or redirects. Replaced pages and redirects are deleted first, so
-   * that paths can move between them (a swap then breaks no unique index); a replaced form is not,
-   * as its submissions would go with it.
+   * Moves the paths of the stored pages or redirects this import replaces out of the way, to a
+   * placeholder no real path can be (`//replaced/<id>`), so that paths can move between them (a
+   * swap then breaks no unique index). The rows stay, with their creation times, until their
+   * records overwrite them.
    */
-  async writeKept<T extends KeptTable, D extends Timestamped & { id: string }>(
+  async releasePaths<T extends 'pages' | 'redirects'>(
     table: T,
-    records: readonly Located<D>[],
-    toRow: (draft: D, stamps: RowStamps) => Insertable<Database[T]>,
+    column: T extends 'pages' ? 'path' : 'from_path',
+    kept: KeptRecords<string>,
   ): Promise<void> {
-    const existing = await this.existing(
-      table,
-      records.map(({ draft }) => draft.id),
-    )
-    for (const { draft, occurrences } of records) {
-      // Every record of an id after its first, and every record of an existing row, is an update.
-      const fresh = existing.has(draft.id) ? 0 : 1
-      this.created[table] += fresh
-      this.updated[table] += occurrences - fresh
+    const target: 'pages' | 'redirects' = table // a union narrows below; the type parameter would not
+    let ids: string[] = []
+    const release = async () => {
+      if (ids.length === 0) return
+      const placeholder = sql<string>`${'//replaced/'} || ${sql.ref('id')}`
+      if (target === 'pages') {
+        await this.trx.updateTable('pages').set({ path: placeholder }).where('id', 'in', ids).execute()
+      } else if (column === 'from_path') {
+        await this.trx
+          .updateTable('redirects')
+          .set({ from_path: placeholder })
+          .where('id', 'in', ids)
+          .execute()
+      }
+      ids = []
     }
-    const kept: KeptTable = table // a union narrows below; the type parameter would not
-    if (kept !== 'forms') {
-      for (const ids of chunks([...existing.keys()], BATCH_SIZE)) {
-        await this.trx.deleteFrom(kept).where('id', 'in', ids).execute()
+    for (const id of kept.givenIds()) {
+      ids.push(id)
+      if (ids.length >= BATCH_SIZE) await release()
+    }
+    await release()
+  }
+
+  /**
+   * Streams the forms, pages and redirects of `source` into the database, in multi-row upserts.
+   * Only the record the plan kept for each id (its last) is written, so an earlier record of the
+   * same id never holds a path meanwhile. Counts what each kind created; the rest were updates.
+   */
+  async writeKept(source: RecordSource, plan: ImportPlan): Promise<void> {
+    const writers = {
+      form: this.keptWriter('forms', plan.forms, readForm, formRow),
+      page: this.keptWriter('pages', plan.pages, readPage, pageRow),
+      redirect: this.keptWriter('redirects', plan.redirects, readRedirect, redirectRow),
+    }
+    for await (const entries of source.entries()) {
+      for (const entry of entries) {
+        if ('problem' in entry) throw fileChangedError()
+        if (entry.kind !== 'submission') await writers[entry.kind].offer(entry.record, entry.location.order)
       }
     }
-    for (const batch of chunks(records, BATCH_SIZE)) {
+    for (const writer of Object.values(writers)) await writer.flush()
+  }
+
+  /** Queues one kept table's records and writes them a batch at a time. */
+  private keptWriter<T extends KeptTable, D extends Timestamped & { id?: string }>(
+    table: T,
+    kept: KeptRecords<string>,
+    read: (record: JsonObject) => { draft: D; problems: unknown[] },
+    toRow: (draft: D, stamps: RowStamps) => Insertable<Database[T]>,
+  ) {
+    let drafts: D[] = []
+    const flush = async () => {
+      if (drafts.length === 0) return
+      const batch = drafts
+      drafts = []
+      const given = batch.flatMap((draft) => (draft.id === undefined ? [] : [draft.id]))
+      const existing = await this.existing(table, given)
+      this.created[table] += batch.length - existing.size
       await this.upsert(
         table,
-        batch.map(({ draft }) => toRow(draft, this.stamps(draft, existing.get(draft.id)))),
+        batch.map((draft) =>
+          toRow(draft, this.stamps(draft, draft.id === undefined ? undefined : existing.get(draft.id))),
+        ),
       )
+    }
+    return {
+      flush,
+      async offer(record: JsonObject, order: number): Promise<void> {
+        const { draft, problems } = read(record)
+        if (problems.length > 0) throw fileChangedError()
+        if (!kept.isKept(KeptRecords.key(draft.id, order), order)) return
+        drafts.push(draft)
+        if (drafts.length >= BATCH_SIZE) await flush()
+      },
     }
   }
 

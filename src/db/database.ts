@@ -1,0 +1,69 @@
+import { type Compilable, type Kysely, PostgresAdapter } from 'kysely'
+import { UnavailableError, ValidationError } from '../errors.js'
+import { openPostgres } from './dialects/postgres.js'
+import { openSqlite } from './dialects/sqlite.js'
+import type { PreparedQuery } from './prepared.js'
+import type { Database } from './tables.js'
+
+export type DialectName = 'sqlite' | 'postgres'
+
+/**
+ * An open database: the Kysely instance plus the few facts about its dialect that callers need.
+ * Every query run through it has its driver errors translated (see `errors.ts`): a lost database
+ * surfaces as `UnavailableError`, a taken unique value as `UniqueViolationError`.
+ */
+export interface DatabaseHandle {
+  db: Kysely<Database>
+  dialect: DialectName
+  /** Where the data lives, without credentials; safe to print. */
+  description: string
+  /** Connections in use and waiting, for metrics. SQLite has a single in-process connection. */
+  poolStats(): { total: number; idle: number; waiting: number }
+  /**
+   * Prepares a query once — SQLite keeps the statement, PostgreSQL names it so each connection
+   * parses it once — and returns a function that runs it with new values for its placeholders.
+   * The SQL comes from a Kysely builder (see `param`), never from strings.
+   */
+  prepare<Row>(query: Compilable<Row>): PreparedQuery<Row>
+  /** Resolves when the database answers a trivial query; rejects with `UnavailableError` otherwise. */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+/**
+ * Opens the database named by `DATABASE_URL`: `sqlite:<file>` or `postgres://…`. Everything that
+ * differs between the two lives in `dialects/`.
+ */
+export function openDatabase(url: string): DatabaseHandle {
+  const handle = url.startsWith('sqlite:')
+    ? openSqlite(url.slice('sqlite:'.length))
+    : url.startsWith('postgres://') || url.startsWith('postgresql://')
+      ? openPostgres(url, redactUrl(url))
+      : undefined
+  if (!handle)
+    throw new ValidationError(
+      `Unsupported DATABASE_URL '${redactUrl(url)}': use sqlite:<file> or postgres://…`,
+    )
+  const ping = handle.ping
+  return {
+    ...handle,
+    ping: async () => {
+      try {
+        await ping()
+      } catch (error) {
+        throw error instanceof UnavailableError
+          ? error
+          : new UnavailableError('Database unavailable', { cause: error })
+      }
+    },
+  }
+}
+
+/** Which dialect a Kysely instance (or transaction) speaks; for the few places that must differ. */
+export function dialectOf(db: Kysely<unknown>): DialectName {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite'
+}
+
+function redactUrl(url: string): string {
+  return url.replace(/\/\/([^@/]*)@/, '//***@')
+}

@@ -1,0 +1,106 @@
+import { mkdirSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, resolve } from 'node:path'
+import type SQLite from 'better-sqlite3'
+import { type Compilable, Kysely, SqliteDialect, sql } from 'kysely'
+import { ValidationError } from '../../errors.js'
+import type { DatabaseHandle } from '../database.js'
+import { type DriverErrorCodes, TranslatingDialect, translateDatabaseError } from '../errors.js'
+import { bindValues, type PreparedQuery } from '../prepared.js'
+import type { Database } from '../tables.js'
+
+// The driver is loaded only when this dialect is used: an instance on PostgreSQL does not pay for it.
+const require = createRequire(import.meta.url)
+
+export const SQLITE_ERROR_CODES: DriverErrorCodes = {
+  unavailable: new Set(['SQLITE_BUSY', 'SQLITE_CANTOPEN']),
+  unique: new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY']),
+  invalidText: new Set(),
+}
+
+/** Opens (creating it and its directory if needed) the SQLite file `file`, or `:memory:`. */
+export function openSqlite(file: string): DatabaseHandle {
+  if (file === '')
+    throw new ValidationError('DATABASE_URL sqlite: needs a file name, e.g. sqlite:./data/lectern.db')
+  const path = file === ':memory:' ? file : resolve(file)
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const Driver = require('better-sqlite3') as typeof SQLite
+  const sqlite = new Driver(path)
+  // WAL lets the CLI write while a server reads; busy_timeout makes writers queue instead of failing.
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma('busy_timeout = 5000')
+  sqlite.pragma('foreign_keys = ON')
+  sqlite.pragma('synchronous = NORMAL')
+  const db = new Kysely<Database>({
+    dialect: new TranslatingDialect(new SqliteDialect({ database: sqlite }), SQLITE_ERROR_CODES),
+  })
+  return {
+    db,
+    dialect: 'sqlite',
+    description: `sqlite:${path}`,
+    poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
+    prepare<Row>(query: Compilable<Row>): PreparedQuery<Row> {
+      const compiled = query.compile()
+      let statement: SQLite.Statement | undefined
+      return async (values = {}) => {
+        try {
+          // Prepared on first use, so a query may be defined before its table exists.
+          statement ??= sqlite.prepare(compiled.sql)
+          return statement.all(...bindValues(compiled.parameters, values)) as Row[]
+        } catch (error) {
+          throw translateDatabaseError(error, SQLITE_ERROR_CODES)
+        }
+      }
+    },
+    ping: async () => {
+      await sql`select 1`.execute(db)
+    },
+    close: () => db.destroy(),
+  }
+}
+
+const CONTENT_VERSION_OPERATIONS = ['insert', 'update', 'delete'] as const
+
+/**
+ * Runs a bulk write (an import) inside `trx` without SQLite's per-row content-version triggers,
+ * moving the version once at the end instead: a million-row import would otherwise pay a million
+ * extra updates. SQLite DDL is transactional and only one writer holds the database, so no other
+ * write can happen while the triggers are lifted, and a rollback restores them. The triggers are
+ * recreated exactly as migration 003 made them.
+ */
+export async function withSqliteBulkContentWrites<T>(
+  trx: Kysely<unknown>,
+  tables: readonly string[],
+  write: () => Promise<T>,
+): Promise<T> {
+  for (const table of tables)
+    for (const operation of CONTENT_VERSION_OPERATIONS)
+      await sql`drop trigger if exists ${sql.id(`${table}_${operation}_content_version`)}`.execute(trx)
+  const result = await write()
+  await sql`update content_version set version = version + 1 where id = 1`.execute(trx)
+  for (const table of tables)
+    for (const operation of CONTENT_VERSION_OPERATIONS)
+      await sql`create trigger ${sql.id(`${table}_${operation}_content_version`)}
+        after ${sql.raw(operation)} on ${sql.table(table)}
+        begin update content_version set version = version + 1 where id = 1; end`.execute(trx)
+  return result
+}
+
+/**
+ * Loads many submissions inside `trx` with the order index dropped and rebuilt once at the end:
+ * one sort is much cheaper than keeping the index up to date row by row in random order.
+ * Transactional like the trigger lifting above.
+ */
+export async function withSqliteSubmissionsIndexRebuilt<T>(
+  trx: Kysely<unknown>,
+  write: () => Promise<T>,
+): Promise<T> {
+  await trx.schema.dropIndex('submissions_form_order').execute()
+  const result = await write()
+  await trx.schema
+    .createIndex('submissions_form_order')
+    .on('submissions')
+    .columns(['form_id', 'created_at', 'id'])
+    .execute()
+  return result
+}

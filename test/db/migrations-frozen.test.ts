@@ -1,0 +1,53 @@
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { migrationProvider } from '../../src/db/migrations/index.js'
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../src/db/migrations/', import.meta.url))
+
+/**
+ * SHA-256 of every released migration file. A released migration is frozen: a database that has not
+ * run it yet must get exactly what every other database got. To change the schema, add a migration
+ * and its line here; never edit a line that is already here.
+ */
+const RELEASED: Record<string, string> = {
+  'frozen.ts': '367fb73918fbc3ebeeca3b9eb0543fcc16518918318f554b5157090d14425b67',
+  '001-initial.ts': '3f5ebe03ef47ab0ca47f3bbfa9b1967059235da26997efb31beae3aa11e701ad',
+  '002-admin.ts': '5c3b556e9288e5f92d83a90b4dc26f250e3fc3c45ceac6d6b604ff5cfe0fd5c2',
+  '003-content-version.ts': '2a3990dd2ad212761b0a417dfb12598f670f7b166d3b25133132b5276122f1da',
+  '004-redirect-destinations.ts': '2a657af1efcc627c3415ed12993969e199d4f421b03cbbbcdd8b65d8e7441e7c',
+}
+
+const migrationFiles = () => readdirSync(MIGRATIONS_DIR).filter((name) => /^\d{3}-.+\.ts$/.test(name))
+const checksum = (name: string) =>
+  createHash('sha256')
+    .update(readFileSync(MIGRATIONS_DIR + name))
+    .digest('hex')
+
+describe('migrations', () => {
+  it.each(Object.keys(RELEASED))('keeps the released file %s byte for byte', (name) => {
+    expect(checksum(name), `${name} changed after release: add a new migration instead`).toBe(RELEASED[name])
+  })
+
+  it('lists every migration file in the checksum table, so none is released unfrozen', () => {
+    expect(migrationFiles().filter((name) => !(name in RELEASED))).toEqual([])
+  })
+
+  it('imports nothing but Kysely and the frozen runner, so live code cannot change the past', () => {
+    for (const name of [...migrationFiles(), 'frozen.ts']) {
+      const source = readFileSync(MIGRATIONS_DIR + name, 'utf8')
+      const imports = [...source.matchAll(/from '([^']+)'/g)].map((match) => match[1])
+      expect(
+        imports.every((from) => from === 'kysely' || from === './frozen.js'),
+        `${name} imports ${imports}`,
+      ).toBe(true)
+    }
+  })
+
+  it('registers every migration file, in order', async () => {
+    const registered = Object.keys(await migrationProvider.getMigrations())
+    expect(registered).toEqual(migrationFiles().map((name) => name.replace(/\.ts$/, '')))
+    expect([...registered].sort()).toEqual(registered)
+  })
+})
