@@ -46,6 +46,8 @@ done
 if [[ " ${skipped[*]-} " != *" mypy "* ]]; then
   echo "== mypy --strict $package/src/lectern"
   "$python" -m mypy --strict --python-version 3.9 --no-incremental "$package/src/lectern"
+  echo "== mypy --strict $package/tests"
+  MYPYPATH="$package/src:$package/tests" "$python" -m mypy --strict --no-incremental "$package/tests"
 fi
 
 echo "== pytest $package/tests"

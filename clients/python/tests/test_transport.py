@@ -4,7 +4,7 @@ clock), conditional requests, errors, parameters and connection failures."""
 from __future__ import annotations
 
 import socket
-from typing import Any, Dict
+from typing import Any, Dict, Type
 
 import pytest
 from conftest import FakeClock, ScriptedUpstream
@@ -102,7 +102,7 @@ def test_raises_at_once_when_retry_after_exceeds_max_delay(upstream: ScriptedUps
     ],
 )
 def test_never_retries_other_errors(
-    upstream: ScriptedUpstream, clock: FakeClock, status: int, body: Any, error_class: type, error_type: str
+    upstream: ScriptedUpstream, clock: FakeClock, status: int, body: Any, error_class: Type[lectern.LecternError], error_type: str
 ) -> None:
     upstream.add(status, body)
     with pytest.raises(error_class) as raised:

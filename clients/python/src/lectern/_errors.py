@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import math
 import time
 from typing import Dict, Mapping, Optional, Tuple, Type
 
@@ -141,7 +142,7 @@ def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Opti
     if date.tzinfo is None:
         return None
     current = time.time() if now is None else now
-    return float(max(0, int(-(-(date.timestamp() - current) // 1))))
+    return float(max(0, math.ceil(date.timestamp() - current)))
 
 
 def error_from_response(
