@@ -13,17 +13,26 @@ describe('rate limits and retries against a running server', () => {
   })
 
   it('waits out a 429 for Retry-After and then succeeds', async () => {
-    server = await startLectern({ perSecond: 2, perHour: 1000 })
+    // One fake clock for both sides: the client's wait moves the server's rate-limit window on.
+    let now = Date.now()
+    server = await startLectern({ perSecond: 2, perHour: 1000, clock: () => now })
     const { fetch, calls } = recordingFetch()
-    const client = server.client({ fetch, retry: { maxRetries: 3 } })
+    const waits: number[] = []
+    const sleep = async (ms: number) => {
+      waits.push(ms)
+      now += ms
+    }
+    const client = server.client({ fetch, sleep, retry: { maxRetries: 3 } })
     await client.forms.list()
     await client.forms.list()
-    const started = Date.now()
     const { meta } = await client.forms.list()
     expect(meta.total).toBe(0)
-    expect(calls.map((call) => call.status)).toEqual([200, 200, 429, 200])
-    // The server said Retry-After: 1; the client never comes back sooner.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1000)
+    // The same list asked again is revalidated: unchanged, it costs a 304, before and after the wait.
+    expect(calls.map((call) => call.status)).toEqual([200, 304, 429, 304])
+    // The server said Retry-After: 1; the client never comes back sooner, and adds some jitter.
+    expect(waits).toHaveLength(1)
+    expect(waits[0]).toBeGreaterThanOrEqual(1000)
+    expect(waits[0]).toBeLessThanOrEqual(1500)
     expect(client.rateLimit).toMatchObject({ limit: 1000, remaining: 997 })
   })
 
@@ -40,15 +49,15 @@ describe('rate limits and retries against a running server', () => {
   it('does not wait out an exhausted hourly quota: it throws at once with the wait', async () => {
     server = await startLectern({ perSecond: 100, perHour: 2 })
     const { fetch, calls } = recordingFetch()
-    const client = server.client({ fetch })
+    const waits: number[] = []
+    const client = server.client({ fetch, sleep: async (ms) => void waits.push(ms) })
     await client.redirects.list()
     await client.redirects.list()
-    const started = Date.now()
     const error = await client.redirects.list().catch((e: unknown) => e)
-    expect(Date.now() - started).toBeLessThan(1000)
+    expect(waits).toEqual([])
     expect(error).toBeInstanceOf(RateLimitError)
     expect((error as RateLimitError).retryAfter).toBeGreaterThan(3000)
-    expect(calls.map((call) => call.status)).toEqual([200, 200, 429])
+    expect(calls.map((call) => call.status)).toEqual([200, 304, 429])
     expect(client.rateLimit).toMatchObject({ limit: 2, remaining: 0 })
   })
 
@@ -57,11 +66,17 @@ describe('rate limits and retries against a running server', () => {
     const frozen = Date.now()
     server = await startLectern({ perSecond: 1, perHour: 1000, clock: () => frozen })
     const { fetch, calls } = recordingFetch()
-    const client = server.client({ fetch, retry: { maxRetries: 2, baseDelayMs: 10 } })
+    const waits: number[] = []
+    const client = server.client({
+      fetch,
+      sleep: async (ms) => void waits.push(ms),
+      retry: { maxRetries: 2 },
+    })
     await client.forms.list()
     const error = await client.forms.list().catch((e: unknown) => e)
     expect(error).toBeInstanceOf(RateLimitError)
     expect(calls.map((call) => call.status)).toEqual([200, 429, 429, 429])
+    expect(waits).toHaveLength(2)
   })
 
   it.runIf(TEST_DIALECT === 'sqlite')(

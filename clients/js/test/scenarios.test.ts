@@ -6,6 +6,7 @@ import {
   InvalidRequestError,
   Lectern,
   type LecternError,
+  type List,
   NotFoundError,
   PermissionError,
   RateLimitError,
@@ -74,24 +75,29 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   return all
 }
 
+async function page(list: Promise<List<{ id: string }>>): Promise<Outcome> {
+  const { data, meta } = await list
+  return { items: data, meta: { ...meta } }
+}
+
 /** Makes the step's call with its canonical arguments. */
 async function call(lectern: Lectern, step: Step): Promise<Outcome> {
   const { formId = '', ...params } = step.args ?? {}
   switch (step.call) {
     case 'forms.list':
-      return lectern.forms.list(params)
+      return page(lectern.forms.list(params))
     case 'forms.all':
       return { items: await collect(lectern.forms.all(params)) }
     case 'forms.submissions':
-      return lectern.forms.submissions(formId, params)
+      return page(lectern.forms.submissions(formId, params))
     case 'forms.allSubmissions':
       return { items: await collect(lectern.forms.allSubmissions(formId, params)) }
     case 'pages.list':
-      return lectern.pages.list(params)
+      return page(lectern.pages.list(params))
     case 'pages.all':
       return { items: await collect(lectern.pages.all(params)) }
     case 'redirects.list':
-      return lectern.redirects.list(params)
+      return page(lectern.redirects.list(params))
     case 'redirects.all':
       return { items: await collect(lectern.redirects.all(params)) }
     default:
@@ -112,14 +118,14 @@ function checkOutcome(
     if (messageContains !== undefined)
       expect((outcome as LecternError).message, where).toContain(messageContains)
   } else {
-    if (!('items' in outcome) && !('data' in outcome)) throw outcome
-    const items = 'data' in outcome ? (outcome as { data: { id: string }[] }).data : outcome.items
+    if (outcome instanceof Error) throw outcome
+    const { items, meta } = outcome
     if (expected.ids)
       expect(
         items.map((item) => item.id),
         where,
       ).toEqual(expected.ids)
-    if (expected.meta) expect(outcome.meta, where).toStrictEqual(expected.meta)
+    if (expected.meta) expect(meta, where).toStrictEqual(expected.meta)
     if (expected.items) {
       expect(items, where).toStrictEqual(expected.items)
       // Fields come in the SPEC's order, too.
