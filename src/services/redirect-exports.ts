@@ -63,7 +63,7 @@ export function redirectExportProblem(
 /**
  * Writes resolved redirects (chains already flattened by the matcher: each rule is the matcher's
  * answer for its `fromPath`) in `format`, as text chunks, one pass over `rules`, so that 100,000
- * redirects stream in linear time. Every format gives the answers of SPEC §2.1 when served; what
+ * redirects stream in linear time (nginx alone holds and sorts them first, see its writer). Every format gives the answers of SPEC §2.1 when served; what
  * each server needs for that is said beside its writer. Paths reach a file only encoded or escaped
  * for that file, so no path can add a directive. Throws when {@link redirectExportProblem} says so.
  */
@@ -107,7 +107,20 @@ const typeOf = (rule: ResolvedRedirect) => (rule.status === 301 ? 'permanent' : 
 /** The dashboard's CSV columns (`fromPath,toPath,type,isActive`), so the file imports back as is. */
 function* csv(rules: Iterable<ResolvedRedirect>): Generator<string> {
   yield stringify([['fromPath', 'toPath', 'type', 'isActive']])
-  for (const rule of rules) yield stringify([[rule.fromPath, rule.toPath, typeOf(rule), 'true']])
+  yield* csvRows(rules, (rule) => [rule.fromPath, rule.toPath, typeOf(rule), 'true'])
+}
+
+/** Rows through csv-stringify a thousand at a time: one call per row costs more than the quoting. */
+function* csvRows(rules: Iterable<ResolvedRedirect>, row: (rule: ResolvedRedirect) => (string | number)[]) {
+  let batch: (string | number)[][] = []
+  for (const rule of rules) {
+    batch.push(row(rule))
+    if (batch.length === 1000) {
+      yield stringify(batch)
+      batch = []
+    }
+  }
+  if (batch.length > 0) yield stringify(batch)
 }
 
 /** The flattened list: each redirect's path, final destination, type, status and Location path. */
@@ -132,12 +145,27 @@ const GENERATED = '# Written by `lectern redirects export`; changes are lost on 
  * without changing the server's other redirects. `$is_args$args` carries the raw query (nothing for
  * a bare `?`). The path is a quoted string (`"` and `\` escaped); the Location holds only unreserved
  * characters, `/` and `%XX`, none of which nginx interprets. nginx merges repeated slashes before
- * matching (`merge_slashes`), so a stored path holding `//` never matches there.
+ * matching (`merge_slashes`), so a stored path holding `//` never matches there. The rules are
+ * written in nginx's own sort order (see {@link nginxOrderKey}), so this writer holds them all.
  */
 function* nginx(rules: Iterable<ResolvedRedirect>): Generator<string> {
   yield GENERATED
-  for (const rule of rules)
+  const sorted = [...rules].map((rule) => ({ rule, key: nginxOrderKey(rule.fromPath) }))
+  sorted.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+  for (const { rule } of sorted)
     yield `location = ${nginxString(rule.fromPath)} { absolute_redirect off; return ${rule.status} "${rule.location}$is_args$args"; }\n`
+}
+
+/**
+ * nginx up to 1.25 sorts a server's locations with an insertion sort when it reads its
+ * configuration: 100,000 locations in any other order take minutes to load, in nginx's own order
+ * (`ngx_filename_cmp`: UTF-8 bytes, `/` lowest, a prefix before its extensions) a blink. This key
+ * gives that order under plain string comparison: `/` becomes 1, every other byte its value + 1.
+ */
+function nginxOrderKey(path: string): string {
+  let key = ''
+  for (const byte of new TextEncoder().encode(path)) key += String.fromCharCode(byte === 0x2f ? 1 : byte + 1)
+  return key
 }
 
 const nginxString = (text: string) => `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`
@@ -251,16 +279,13 @@ function* vercel(rules: Iterable<ResolvedRedirect>): Generator<string> {
  * subpaths off so only the exact path matches, the query string preserved.
  */
 function* cloudflare(rules: Iterable<ResolvedRedirect>, host: string): Generator<string> {
-  for (const rule of rules)
-    yield stringify([
-      [
-        `${host}${encodeRedirectPath(rule.fromPath)}`,
-        rule.location,
-        rule.status,
-        'TRUE',
-        'FALSE',
-        'FALSE',
-        'FALSE',
-      ],
-    ])
+  yield* csvRows(rules, (rule) => [
+    `${host}${encodeRedirectPath(rule.fromPath)}`,
+    rule.location,
+    rule.status,
+    'TRUE',
+    'FALSE',
+    'FALSE',
+    'FALSE',
+  ])
 }

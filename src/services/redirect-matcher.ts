@@ -95,6 +95,8 @@ export function decodeRequestPath(path: string): string | null {
   }
 }
 
+const WALKING = Symbol('walking')
+
 /** Where a walk along the chain has got to: resolved, or known to lead nowhere (a loop, a bad path). */
 type Resolution = ResolvedRedirect | null
 
@@ -112,8 +114,8 @@ export function createRedirectMatcher(items: Iterable<RedirectRule>): RedirectMa
     next.set(item.fromPath, item)
   }
 
-  const resolved = new Map<string, Resolution>()
-  const onWalk = new Set<string>()
+  // One map holds both the answers and the paths of the walk in progress (a loop meets WALKING).
+  const resolved = new Map<string, Resolution | typeof WALKING>()
   for (const start of next.keys()) {
     if (resolved.has(start)) continue
     // Walk forward until a path already resolved, a path that does not redirect, or a loop.
@@ -122,17 +124,17 @@ export function createRedirectMatcher(items: Iterable<RedirectRule>): RedirectMa
     let tail: Resolution | 'end' = 'end'
     for (;;) {
       const known = resolved.get(current)
+      if (known === WALKING) {
+        tail = null
+        break
+      }
       if (known !== undefined) {
         tail = known
         break
       }
       const rule = next.get(current)
       if (rule === undefined) break
-      if (onWalk.has(current)) {
-        tail = null
-        break
-      }
-      onWalk.add(current)
+      resolved.set(current, WALKING)
       walk.push(current)
       current = rule.toPath
     }
@@ -161,7 +163,6 @@ export function createRedirectMatcher(items: Iterable<RedirectRule>): RedirectMa
         }
       }
       resolved.set(fromPath, answer)
-      onWalk.delete(fromPath)
       tail = answer
     }
   }
@@ -169,15 +170,16 @@ export function createRedirectMatcher(items: Iterable<RedirectRule>): RedirectMa
   let size = 0
   for (const answer of resolved.values()) if (answer !== null) size++
 
-  const resolve = (decodedPath: string): ResolvedRedirect | undefined =>
-    resolved.get(decodedPath) ?? undefined
+  // After building, no path is left WALKING: every walk was unwound.
+  const lookup = resolved as Map<string, Resolution>
+  const resolve = (decodedPath: string): ResolvedRedirect | undefined => lookup.get(decodedPath) ?? undefined
 
   return {
     size,
     resolve,
     *rules() {
       for (const fromPath of next.keys()) {
-        const answer = resolved.get(fromPath)
+        const answer = lookup.get(fromPath)
         if (answer) yield answer
       }
     },
@@ -189,7 +191,7 @@ export function createRedirectMatcher(items: Iterable<RedirectRule>): RedirectMa
       const query = mark === -1 ? '' : withoutFragment.slice(mark + 1)
       const path = decodeRequestPath(rawPath)
       if (path === null) return null
-      const answer = resolved.get(path)
+      const answer = lookup.get(path)
       if (!answer) return null
       // An empty query (a bare `?`) is no query: no runtime can tell the two apart (SPEC cases).
       return {
