@@ -1,4 +1,6 @@
-import type { LimiterStatus, RateLimitDecision, RateLimiter } from './limiter.js'
+import { HOUR_MS, type LimiterStatus, type RateLimitDecision, type RateLimiter } from './limiter.js'
+import type { MemoryRateLimiter, WindowCount } from './memory.js'
+import type { RedisRateLimiter } from './redis.js'
 
 export type LimiterMode = 'shared' | 'local'
 
@@ -9,7 +11,47 @@ export interface FallbackOptions {
   onModeChange(mode: LimiterMode, error?: unknown): void
   /** How often, while local, the shared store is probed. */
   probeIntervalMs?: number
+  /** How many keys' last-known windows are remembered (least recently used go first; default 10,000). */
+  maxKnownKeys?: number
   clock?: () => number
+}
+
+/**
+ * The last window this instance knew for each key, most recently used last. A `Map` keeps insertion
+ * order, which is all a least-recently-used bound needs; one entry is ~100 bytes, so the default
+ * bound holds about 1 MB.
+ */
+class KnownWindows {
+  private readonly windows = new Map<string, WindowCount>()
+  constructor(private readonly max: number) {}
+
+  get(key: string): WindowCount | undefined {
+    return this.windows.get(key)
+  }
+
+  /** Remembers `window` for `key` unless a higher count of the same live window is already known. */
+  remember(key: string, window: WindowCount): void {
+    const known = this.windows.get(key)
+    this.windows.delete(key)
+    // A higher count of the same hourly window wins: the store answering now may have lost some.
+    const sameWindow = known !== undefined && known.windowStart + HOUR_MS > window.windowStart
+    const keep =
+      known !== undefined &&
+      sameWindow &&
+      known.windowStart <= window.windowStart &&
+      known.count > window.count
+        ? { windowStart: Math.min(known.windowStart, window.windowStart), count: known.count }
+        : window
+    this.windows.set(key, keep)
+    if (this.windows.size > this.max) {
+      const oldest = this.windows.keys().next().value
+      if (oldest !== undefined) this.windows.delete(oldest)
+    }
+  }
+
+  entries(): IterableIterator<[string, WindowCount]> {
+    return this.windows.entries()
+  }
 }
 
 /**
@@ -17,17 +59,26 @@ export interface FallbackOptions {
  * so requests keep being served instead of failing. While local, no request waits on the shared
  * store: a background probe, at most once per interval, switches back as soon as it answers.
  * While local, each instance enforces the limits on its own.
+ *
+ * A failover must not hand out fresh quotas. This instance remembers the last window it saw for
+ * each key (bounded, least recently used first out): falling back, it seeds memory with those
+ * counts, so a key continues where Redis left it; and every request to Redis carries the highest
+ * count this instance knows as a floor, so a Redis that comes back empty (restarted without
+ * persistence) takes the counts back instead of starting every key at zero.
  */
 export class FallbackRateLimiter implements RateLimiter {
   private mode: LimiterMode = 'shared'
   private lastProbe = 0
   private probing = false
+  private readonly known: KnownWindows
 
   constructor(
-    private readonly shared: RateLimiter,
-    private readonly local: RateLimiter,
+    private readonly shared: Pick<RedisRateLimiter, 'consumeCounted' | 'close'>,
+    private readonly local: Pick<MemoryRateLimiter, 'consume' | 'peek' | 'seed' | 'close'>,
     private readonly options: FallbackOptions,
-  ) {}
+  ) {
+    this.known = new KnownWindows(options.maxKnownKeys ?? 10_000)
+  }
 
   status(): LimiterStatus {
     return { store: 'redis', fallback: this.mode === 'local' }
@@ -36,18 +87,34 @@ export class FallbackRateLimiter implements RateLimiter {
   async consume(key: string): Promise<RateLimitDecision> {
     if (this.mode === 'local') {
       this.probeInBackground()
-      return this.local.consume(key)
+      return this.consumeLocally(key)
     }
     try {
-      return await this.shared.consume(key)
+      const { decision, window } = await this.shared.consumeCounted(key, this.floor(key))
+      this.known.remember(key, window)
+      return decision
     } catch (error) {
       this.switchTo('local', error)
-      return this.local.consume(key)
+      return this.consumeLocally(key)
     }
   }
 
   async close(): Promise<void> {
     await Promise.all([this.shared.close(), this.local.close()])
+  }
+
+  private async consumeLocally(key: string): Promise<RateLimitDecision> {
+    const decision = await this.local.consume(key)
+    const window = this.local.peek(key)
+    if (window) this.known.remember(key, window)
+    return decision
+  }
+
+  /** The highest count this instance knows for the key's live window, if any. */
+  private floor(key: string): WindowCount | undefined {
+    const known = this.known.get(key)
+    const now = (this.options.clock ?? Date.now)()
+    return known !== undefined && now < known.windowStart + HOUR_MS ? known : undefined
   }
 
   private probeInBackground(): void {
@@ -68,6 +135,9 @@ export class FallbackRateLimiter implements RateLimiter {
 
   private switchTo(mode: LimiterMode, error?: unknown): void {
     if (this.mode === mode) return
+    if (mode === 'local') {
+      for (const [key, window] of this.known.entries()) this.local.seed(key, window)
+    }
     this.mode = mode
     this.options.onModeChange(mode, error)
   }

@@ -171,4 +171,15 @@ describe('MemoryRateLimiter', () => {
     await limiter.close()
     expect(take().allowed).toBe(true)
   })
+
+  it('continues a seeded window instead of starting a fresh hour, and never lowers a count', () => {
+    const { limiter, take, at } = limiterAt({ perHour: 10, perSecond: 100 })
+    limiter.seed('key_a', { windowStart: T0 - 60_000, count: 7 })
+    expect(take()).toMatchObject({ allowed: true, remaining: 2, resetAt: (T0 - 60_000 + HOUR) / 1000 })
+    limiter.seed('key_a', { windowStart: T0 - 60_000, count: 3 })
+    expect(limiter.peek('key_a')).toEqual({ windowStart: T0 - 60_000, count: 8 })
+    at(HOUR)
+    limiter.seed('key_b', { windowStart: T0 - 60_000, count: 9 })
+    expect(take('key_b')).toMatchObject({ allowed: true, remaining: 9 })
+  })
 })

@@ -7,6 +7,12 @@ import {
   SECOND_MS,
 } from './limiter.js'
 
+/** A key's hourly window as a store last counted it: when it started (ms) and how many it allowed. */
+export interface WindowCount {
+  windowStart: number
+  count: number
+}
+
 interface KeyState {
   windowStart: number
   count: number
@@ -65,6 +71,30 @@ export class MemoryRateLimiter implements RateLimiter {
       state.next = (state.next + 1) % perSecond
     }
     return decision(true)
+  }
+
+  /** The key's current hourly window, if it has one that has not ended. */
+  peek(key: string): WindowCount | undefined {
+    const state = this.states.get(key)
+    if (state === undefined || this.clock() >= state.windowStart + HOUR_MS) return undefined
+    return { windowStart: state.windowStart, count: state.count }
+  }
+
+  /**
+   * Carries a count seen elsewhere (the shared store, before it went away) into this store, so a
+   * key does not start a fresh hour here. A window that has ended is ignored, and a count lower
+   * than what this store already holds for the same window never lowers it.
+   */
+  seed(key: string, seen: WindowCount): void {
+    const now = this.clock()
+    if (now >= seen.windowStart + HOUR_MS) return
+    const state = this.states.get(key)
+    if (state === undefined || now >= state.windowStart + HOUR_MS) {
+      this.states.set(key, { windowStart: seen.windowStart, count: seen.count, recent: [], next: 0 })
+    } else if (seen.count > state.count) {
+      state.count = seen.count
+      state.windowStart = Math.min(state.windowStart, seen.windowStart)
+    }
   }
 
   status(): LimiterStatus {

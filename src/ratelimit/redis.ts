@@ -7,13 +7,17 @@ import {
   type RateLimits,
   SECOND_MS,
 } from './limiter.js'
+import type { WindowCount } from './memory.js'
 
 /**
  * Both limits in one Lua script: one round trip, atomic on the Redis server, so requests spread
  * over many instances are counted exactly. The clock is Redis's own (`TIME`), so instances with
  * drifting clocks still agree. The hourly window is a hash {start, count}; the burst limit is a
  * list of the last `perSecond` allowed request times, newest first (a sliding log, not a
- * clock-aligned window). Returns {allowed, count, windowStart, retryAfterMs}.
+ * clock-aligned window). ARGV[5..6] are the instance's last-known window for the key (start,
+ * count; 0 when it knows none): a floor, so that a Redis that lost its data (a restart without
+ * persistence) resumes from what the instance saw instead of granting a fresh hour.
+ * Returns {allowed, count, windowStart, retryAfterMs}.
  */
 const CONSUME_SCRIPT = `
 local t = redis.call('TIME')
@@ -28,6 +32,12 @@ local count = tonumber(window[2])
 if (not start) or now >= start + hourMs then
   start = now
   count = 0
+end
+local floorStart = tonumber(ARGV[5])
+local floorCount = tonumber(ARGV[6])
+if floorCount > count and now < floorStart + hourMs then
+  start = math.min(start, floorStart)
+  count = floorCount
 end
 if count >= perHour then
   return {0, count, start, start + hourMs - now}
@@ -53,6 +63,12 @@ interface RedisWithConsume extends Redis {
   lecternConsume(hourKey: string, burstKey: string, ...args: number[]): Promise<ConsumeReply>
 }
 
+/** What one request cost in Redis: the decision, and the key's window as Redis now has it. */
+export interface CountedDecision {
+  decision: RateLimitDecision
+  window: WindowCount
+}
+
 /** Counts in Redis, shared by every instance that uses the same Redis and `prefix`. */
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: RedisWithConsume
@@ -70,6 +86,14 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async consume(key: string): Promise<RateLimitDecision> {
+    return (await this.consumeCounted(key)).decision
+  }
+
+  /**
+   * Checks and charges a request, with `floor` as the least the key's current window may hold
+   * (what this instance last knew), and reports the window Redis now has.
+   */
+  async consumeCounted(key: string, floor?: WindowCount): Promise<CountedDecision> {
     const { perHour, perSecond } = this.limits
     // The hash tag keeps both keys of one API key in the same Redis Cluster slot.
     const base = `${this.prefix}{${key}}`
@@ -80,13 +104,18 @@ export class RedisRateLimiter implements RateLimiter {
       perSecond,
       HOUR_MS,
       SECOND_MS,
+      floor?.windowStart ?? 0,
+      floor?.count ?? 0,
     )
     return {
-      allowed: allowed === 1,
-      limit: perHour,
-      remaining: Math.max(0, perHour - count),
-      resetAt: Math.ceil((start + HOUR_MS) / 1000),
-      ...(allowed === 1 ? {} : { retryAfter: Math.max(1, Math.ceil(retryAfterMs / 1000)) }),
+      decision: {
+        allowed: allowed === 1,
+        limit: perHour,
+        remaining: Math.max(0, perHour - count),
+        resetAt: Math.ceil((start + HOUR_MS) / 1000),
+        ...(allowed === 1 ? {} : { retryAfter: Math.max(1, Math.ceil(retryAfterMs / 1000)) }),
+      },
+      window: { windowStart: start, count },
     }
   }
 

@@ -235,3 +235,57 @@ export function generateLoad(
     },
   }
 }
+
+export interface RedisServer {
+  port: number
+  url: string
+  /** Stops it at once, as a crash would: without persistence every count is gone. */
+  kill(): Promise<void>
+  /** Starts it again on the same port, empty. */
+  restart(): Promise<void>
+}
+
+/**
+ * A Redis server of the test's own on a free port, without persistence (`--save ''`,
+ * `--appendonly no`), so a test can stop and restart it without touching the shared one.
+ */
+export async function startRedisServer(): Promise<RedisServer> {
+  const port = await freePort()
+  let child: ChildProcess | undefined
+  const launch = () =>
+    new Promise<void>((resolve, reject) => {
+      const started = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      )
+      child = started
+      let output = ''
+      const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000)
+      started.stdout?.on('data', (chunk) => {
+        output += chunk
+        if (output.includes('Ready to accept connections')) {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+      started.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)))
+    })
+  const kill = async () => {
+    const running = child
+    if (!running || running.exitCode !== null || running.signalCode !== null) return
+    const exited = new Promise((resolve) => running.once('exit', resolve))
+    running.kill('SIGKILL')
+    await exited
+  }
+  await launch()
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    kill,
+    async restart() {
+      await kill()
+      await launch()
+    },
+  }
+}
