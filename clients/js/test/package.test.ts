@@ -24,7 +24,8 @@ const USAGE = (load: string) => `${load}
 const fetch = async (url) => new Response(JSON.stringify({ data: [{ id: 'form_1', title: 'T', description: null }], meta: { total: 1, page: 1, pageSize: 20, totalPages: 1 } }), { headers: { 'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': '999', 'x-ratelimit-reset': '1' } })
 const lectern = new Lectern({ baseUrl: 'http://lectern.test', apiKey: 'lk_live_x', fetch })
 lectern.forms.list({ active: true }).then(({ data }) => {
-  console.log(JSON.stringify({ id: data[0].id, rateLimit: lectern.rateLimit, errorClass: typeof RateLimitError }))
+  const redirect = createRedirectMatcher([{ fromPath: '/über', toPath: '/neu-ü', type: 'permanent' }]).match('/%C3%BCber?x=1')
+  console.log(JSON.stringify({ id: data[0].id, rateLimit: lectern.rateLimit, errorClass: typeof RateLimitError, redirect }))
 })
 `
 
@@ -41,8 +42,16 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the @lectern/client package', () => {
   afterAll(() => rmSync(consumer, { recursive: true, force: true }))
 
   it.each([
-    ['an ES module', 'esm.mjs', "import { Lectern, RateLimitError } from '@lectern/client'"],
-    ['a CommonJS module', 'cjs.cjs', "const { Lectern, RateLimitError } = require('@lectern/client')"],
+    [
+      'an ES module',
+      'esm.mjs',
+      "import { createRedirectMatcher, Lectern, RateLimitError } from '@lectern/client'",
+    ],
+    [
+      'a CommonJS module',
+      'cjs.cjs',
+      "const { createRedirectMatcher, Lectern, RateLimitError } = require('@lectern/client')",
+    ],
   ])('loads and works from %s', async (_, file, load) => {
     writeFileSync(join(consumer, file), USAGE(load))
     const { stdout } = await run(process.execPath, [join(consumer, file)], { cwd: consumer })
@@ -50,6 +59,7 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the @lectern/client package', () => {
       id: 'form_1',
       rateLimit: { limit: 1000, remaining: 999, reset: 1 },
       errorClass: 'function',
+      redirect: { status: 301, location: '/neu-%C3%BC?x=1' },
     })
   })
 
