@@ -15,8 +15,15 @@ function reachable(host: string, port: number): Promise<boolean> {
   })
 }
 
-// Pure unit tests need no database: they run once, in the SQLite project.
-const UNIT_TESTS = ['src/ratelimit/memory.test.ts', 'src/services/redirect-rules.test.ts']
+// Pure unit tests need no database: they run once, in the SQLite project. So do the client tests
+// against scripts/client-test-server.mjs, which always runs on a temporary SQLite file.
+const UNIT_TESTS = [
+  'src/ratelimit/memory.test.ts',
+  'src/services/redirect-rules.test.ts',
+  'clients/js/test/policy.test.ts',
+  'clients/js/test/redirects.test.ts',
+  'clients/js/test/scenarios.test.ts',
+]
 // Several server processes sharing PostgreSQL and Redis, and their faults: PostgreSQL project only.
 const CLUSTER_TESTS = ['test/cluster/**']
 // The dashboard in Chromium: its HTTP tests already run on both databases, the browser once.
