@@ -282,6 +282,9 @@ describe('managing redirects in the dashboard', () => {
     expect(text).toContain("line 4: Type must be 'permanent' or 'temporary', not 'forever'")
     expect(text).toContain("line 5: isActive must be 'true' or 'false', not 'maybe'")
     expect(text).toContain('line 6: /fine appears again (first on line 2)')
+    // The loop is found although other rows are bad, and listed in line order with them.
+    const fileLoop = 'line 7: this would make a redirect loop (/loop-start → /existing → /loop-start)'
+    expect(text.indexOf(fileLoop)).toBeGreaterThan(text.indexOf('line 6: /fine appears again'))
     expect(await apiRedirects()).toHaveLength(1)
 
     const loop = await editor.post('/admin/redirects/import', {
@@ -292,6 +295,38 @@ describe('managing redirects in the dashboard', () => {
       'line 2: this would make a redirect loop (/loop-start → /existing → /loop-start)',
     )
     expect(await apiRedirects()).toHaveLength(1)
+  })
+
+  it('imports rows that leave out the optional columns at the end', async () => {
+    await editor.get('/admin/redirects/import')
+    const res = await editor.post('/admin/redirects/import', {
+      csv: 'fromPath,toPath,type,isActive\n/short,/s\n/typed,/t,temporary\n',
+    })
+    expect(res.statusCode).toBe(303)
+    const paths = Object.fromEntries(
+      (await apiRedirects()).map((r) => [r.fromPath, [r.toPath, r.type, r.isActive]]),
+    )
+    expect(paths).toEqual({ '/short': ['/s', 'permanent', true], '/typed': ['/t', 'temporary', true] })
+  })
+
+  it('refuses a row without both paths, or with more values than columns', async () => {
+    await editor.get('/admin/redirects/import')
+    const res = await editor.post('/admin/redirects/import', {
+      csv: 'fromPath,toPath,type,isActive\n/only-from\n/a,/b,permanent,true,extra\n',
+    })
+    expect(res.statusCode).toBe(422)
+    expect(textOf(res)).toContain('line 2: expected 2 to 4 values, found 1')
+    expect(textOf(res)).toContain('line 3: expected 2 to 4 values, found 5')
+    expect(await apiRedirects()).toEqual([])
+  })
+
+  it('lists only the first loops of a file with many, and counts the rest', async () => {
+    const rows = Array.from({ length: 60 }, (_, i) => `/loop${i},/loop${i}`)
+    await editor.get('/admin/redirects/import')
+    const res = await editor.post('/admin/redirects/import', { csv: `fromPath,toPath\n${rows.join('\n')}\n` })
+    expect(res.statusCode).toBe(422)
+    expect(textOf(res)).toContain('line 2: this would make a redirect loop (/loop0 → /loop0)')
+    expect(textOf(res)).toContain('…and 10 more problems')
   })
 
   it.each([
