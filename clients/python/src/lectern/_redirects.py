@@ -76,7 +76,9 @@ def _edge_of(item: RedirectItem) -> Tuple[str, _Edge, bool]:
         raise ValueError("RedirectMatcher: fromPath and toPath must be strings")
     if kind not in _STATUS_BY_TYPE:
         raise ValueError(f"RedirectMatcher: type must be 'permanent' or 'temporary' (got {kind!r})")
-    return from_path, _Edge(to_path, kind == "permanent"), bool(active)
+    # Only an explicit false switches a redirect off (as in the other clients): lists of active
+    # redirects may leave the field out.
+    return from_path, _Edge(to_path, kind == "permanent"), active is not False
 
 
 class RedirectMatcher:
