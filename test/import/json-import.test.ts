@@ -355,10 +355,10 @@ describe('refusing a JSON file', () => {
     expect(error.problems).toEqual([
       'forms[0].title: is required',
       "forms[1]: unknown field 'isActve' (did you mean 'isActive'?)",
-      'forms[2].id: must be a non-empty string of at most 200 characters',
+      'forms[2].id: must not be empty',
       'forms[2].createdAt: must be an ISO 8601 date-time such as 2024-01-05T10:00:00Z (got "yesterday")',
       'forms[3].kind: must be \'form\' here (got "page")',
-      'forms[3].id: must be a non-empty string of at most 200 characters',
+      'forms[3].id: must be at most 128 characters (got 201)',
       'submissions[0].data: must be a JSON object (got an array)',
       'submissions[1].data: must be a JSON object (got a string)',
       'submissions[1].isRead: must be true or false (got "yes")',

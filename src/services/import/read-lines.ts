@@ -1,60 +1,87 @@
 import { createReadStream } from 'node:fs'
-import { createInterface } from 'node:readline'
+import { MAX_RECORD_BYTES } from '../../limits.js'
 import { unreadableFileError } from './errors.js'
+import type { FieldProblem } from './locations.js'
 
-/** How many lines may wait for the consumer before the file stream is paused. */
-const LINE_QUEUE_HIGH_WATER = 2000
+/** How many lines make one batch handed to the consumer. */
+const LINES_PER_BATCH = 2000
+
+/** A line that cannot be a record whatever it holds: too long, or not UTF-8. */
+export interface LineFault {
+  fault: FieldProblem
+}
+
+/** One line of the file: its text, or why it has none. */
+export type Line = string | LineFault
 
 /**
- * The lines of a file, in batches, with back-pressure. `readline`'s own async iterator keeps
- * reading while the consumer is busy writing (Node 20 buffers the whole file that way), so the
- * input is paused here whenever enough lines are waiting.
+ * The lines of a file, in batches, each decoded as strict UTF-8 (invalid bytes are a
+ * {@link LineFault}, never silently replaced). A line longer than {@link MAX_RECORD_BYTES} is a
+ * fault too, and its bytes are skipped as they stream by rather than collected, so one huge line
+ * cannot fill the memory. Lines end at `\n`; a `\r` before it is dropped. The stream is read only
+ * as fast as the consumer takes batches: an async generator does not resume until asked.
  */
-export async function* readLineBatches(path: string): AsyncGenerator<string[]> {
-  const input = createReadStream(path, { encoding: 'utf8', highWaterMark: 256 * 1024 })
-  const reader = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })
-  let queue: string[] = []
-  let finished = false
-  let failure: unknown
-  let wake: (() => void) | undefined
-  const notify = () => {
-    const resolve = wake
-    wake = undefined
-    resolve?.()
+export async function* readLineBatches(path: string): AsyncGenerator<Line[]> {
+  const input = createReadStream(path, { highWaterMark: 256 * 1024 })
+  const decoder = new TextDecoder('utf-8', { fatal: true })
+  const decode = (bytes: Uint8Array): Line => {
+    const end = bytes.length > 0 && bytes[bytes.length - 1] === 0x0d ? bytes.length - 1 : bytes.length
+    try {
+      return decoder.decode(bytes.subarray(0, end))
+    } catch {
+      return { fault: { message: 'is not valid UTF-8 text (the file must be UTF-8)' } }
+    }
   }
-  reader.on('line', (line) => {
-    queue.push(line)
-    if (queue.length >= LINE_QUEUE_HIGH_WATER) reader.pause()
-    notify()
-  })
-  reader.on('close', () => {
-    finished = true
-    notify()
-  })
-  input.on('error', (error) => {
-    failure = error
-    finished = true
-    notify()
-  })
+  const tooLong: LineFault = {
+    fault: {
+      message: `is longer than ${MAX_RECORD_BYTES} bytes, more than any valid record; it was not read`,
+    },
+  }
+  // The start of the current line, kept across chunks; `skipping` once it is known to be too long.
+  let pending: Buffer[] = []
+  let pendingBytes = 0
+  let skipping = false
+  let batch: Line[] = []
   try {
-    for (;;) {
-      if (queue.length > 0) {
-        const lines = queue
-        queue = []
-        reader.resume()
-        yield lines
-      } else if (failure !== undefined) {
-        throw unreadableFileError(path, failure)
-      } else if (finished) {
-        return
-      } else {
-        await new Promise<void>((resolve) => {
-          wake = resolve
-        })
+    for await (const chunk of input as AsyncIterable<Buffer>) {
+      let start = 0
+      for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, start)) {
+        if (skipping) {
+          batch.push(tooLong)
+        } else if (pendingBytes + end - start > MAX_RECORD_BYTES) {
+          batch.push(tooLong)
+        } else if (pending.length > 0) {
+          pending.push(chunk.subarray(start, end))
+          batch.push(decode(Buffer.concat(pending)))
+        } else {
+          batch.push(decode(chunk.subarray(start, end)))
+        }
+        pending = []
+        pendingBytes = 0
+        skipping = false
+        start = end + 1
+        if (batch.length >= LINES_PER_BATCH) {
+          yield batch
+          batch = []
+        }
+      }
+      if (start < chunk.length && !skipping) {
+        pendingBytes += chunk.length - start
+        if (pendingBytes > MAX_RECORD_BYTES) {
+          skipping = true
+          pending = []
+        } else {
+          // A copy: the rest of the chunk would otherwise keep the whole chunk alive.
+          pending.push(Buffer.from(chunk.subarray(start)))
+        }
       }
     }
+    if (skipping) batch.push(tooLong)
+    else if (pendingBytes > 0) batch.push(decode(Buffer.concat(pending)))
+    if (batch.length > 0) yield batch
+  } catch (error) {
+    throw unreadableFileError(path, error)
   } finally {
-    reader.close()
     input.destroy()
   }
 }

@@ -7,7 +7,8 @@ import {
   type TSchema,
   Type,
 } from '@sinclair/typebox'
-import { newId } from '../../ids.js'
+import { idProblem, MAX_ID_LENGTH } from '../../ids.js'
+import { characterProblem, DATA_LIMITS, FIELD_LIMITS, textProblem } from '../../limits.js'
 import { FormSchema, PageSchema, RedirectSchema, SubmissionSchema } from '../../schemas.js'
 import { parseTimestamp } from '../../time.js'
 import { normaliseRedirectPath } from '../redirect-rules.js'
@@ -25,8 +26,11 @@ class Refusal {
   constructor(readonly message: string) {}
 }
 
-/** Longer ids are refused: they are keys in every index and in URLs. */
-const ImportId = Type.String({ minLength: 1, maxLength: 200 })
+/** Ids are checked against the id alphabet (`ids.ts`); `format: 'id'` marks them for the checker. */
+const ImportId = Type.String({ format: 'id', maxLength: MAX_ID_LENGTH })
+
+/** The field limits (`limits.ts`) of one record kind, by field name. */
+type Limits = Record<string, number>
 
 type ImportFields<T extends TProperties> = { [K in keyof T]: K extends Derived ? TOptional<T[K]> : T[K] }
 
@@ -38,11 +42,16 @@ type ImportFields<T extends TProperties> = { [K in keyof T]: K extends Derived ?
  */
 function importFields<T extends TProperties>(
   fields: T,
-  rules: { filled?: (keyof T & string)[]; defaults?: { [K in keyof T]?: Static<T[K]> } } = {},
+  rules: {
+    filled?: (keyof T & string)[]
+    defaults?: { [K in keyof T]?: Static<T[K]> }
+    limits?: { [K in keyof T]?: number }
+  } = {},
 ): ImportFields<T> {
   const imported: TProperties = {}
-  for (const [name, schema] of Object.entries(fields)) {
-    const fallback = rules.defaults?.[name] ?? (KindGuard.IsBoolean(schema) ? false : undefined)
+  for (const [name, field] of Object.entries(fields)) {
+    const fallback = rules.defaults?.[name] ?? (KindGuard.IsBoolean(field) ? false : undefined)
+    const schema = withLimit(name, field, (rules.limits as Limits | undefined)?.[name])
     if (name === 'id') imported[name] = Type.Optional(ImportId)
     else if (DERIVED.has(name)) imported[name] = Type.Optional(schema)
     else if (rules.filled?.includes(name)) imported[name] = { ...schema, minLength: 1 }
@@ -52,21 +61,36 @@ function importFields<T extends TProperties>(
   return imported as ImportFields<T>
 }
 
+/**
+ * The field's schema with its `maxLength` from the table of limits. Every text field must have one
+ * (timestamps have theirs): a text field without a limit is a programming error, found at start-up.
+ */
+function withLimit(name: string, schema: TSchema, limit: number | undefined): TSchema {
+  const isText = schema.type === 'string' || (Array.isArray(schema.type) && schema.type.includes('string'))
+  if (!isText || KindGuard.IsLiteral(schema) || name === 'id') return schema
+  const maxLength = schema.format === 'date-time' ? FIELD_LIMITS.timestamp : limit
+  if (maxLength === undefined) throw new Error(`the import field '${name}' has no length limit in limits.ts`)
+  return { ...schema, maxLength }
+}
+
 const kindField = <K extends ImportKind>(kind: K) => ({ kind: Type.Optional(Type.Literal(kind)) })
 
 // Each record (SPEC §4) is its resource's API fields plus the fields only an import sets. Its
 // `kind` is optional, but must match where the record sits.
 
-/** Reads a form record; a missing id is generated. */
+/** Reads a form record; a missing id is generated only when the form is written. */
 export const readForm = recordReader(
   Type.Object({
     ...kindField('form'),
-    ...importFields(FormSchema.properties, { filled: ['title'] }),
+    ...importFields(FormSchema.properties, {
+      filled: ['title'],
+      limits: { title: FIELD_LIMITS.formTitle, description: FIELD_LIMITS.formDescription },
+    }),
     isActive: Type.Boolean({ default: true }),
     // The API does not show a form's timestamps, but forms keep them like every other resource.
     ...importFields(Type.Pick(PageSchema, ['createdAt', 'updatedAt']).properties),
   }),
-  (draft) => ({ ...draft, id: draft.id ?? newId('form') }),
+  (draft) => draft,
 )
 
 /** Reads a submission record; a missing id is generated only when the submission is written. */
@@ -75,32 +99,50 @@ export const readSubmission = recordReader(
     ...kindField('submission'),
     ...importFields(Type.Pick(SubmissionSchema, ['id']).properties),
     // The API lists submissions under their form; an import names the form in each record.
-    formId: Type.String({ minLength: 1 }),
-    ...importFields(Type.Omit(SubmissionSchema, ['id']).properties),
+    formId: { ...ImportId, minLength: 1 },
+    ...importFields(Type.Omit(SubmissionSchema, ['id']).properties, {
+      limits: {
+        ipAddress: FIELD_LIMITS.ipAddress,
+        userAgent: FIELD_LIMITS.userAgent,
+        referrer: FIELD_LIMITS.referrer,
+        submittedBy: FIELD_LIMITS.submittedBy,
+        notes: FIELD_LIMITS.notes,
+      },
+    }),
   }),
   (draft) => draft,
 )
 
-/** Reads a page record; a missing id is generated. */
+/** Reads a page record; a missing id is generated only when the page is written. */
 export const readPage = recordReader(
   Type.Object({
     ...kindField('page'),
-    ...importFields(PageSchema.properties, { filled: ['title', 'path'], defaults: { pageType: 'page' } }),
+    ...importFields(PageSchema.properties, {
+      filled: ['title', 'path'],
+      defaults: { pageType: 'page' },
+      limits: {
+        title: FIELD_LIMITS.pageTitle,
+        slug: FIELD_LIMITS.slug,
+        path: FIELD_LIMITS.path,
+        pageType: FIELD_LIMITS.pageType,
+      },
+    }),
   }),
   (draft, problems) => {
     if (draft.path !== '' && !draft.path.startsWith('/'))
       problems.push({ field: 'path', message: "must start with '/'" })
-    return { ...draft, id: draft.id ?? newId('page') }
+    return draft
   },
 )
 
-/** Reads a redirect record; a missing id is generated. */
+/** Reads a redirect record; a missing id is generated only when the redirect is written. */
 export const readRedirect = recordReader(
   Type.Object({
     ...kindField('redirect'),
     ...importFields(RedirectSchema.properties, {
       filled: ['fromPath', 'toPath'],
       defaults: { type: 'permanent', isActive: true },
+      limits: { fromPath: FIELD_LIMITS.path, toPath: FIELD_LIMITS.path },
     }),
   }),
   (draft, problems) => {
@@ -112,17 +154,17 @@ export const readRedirect = recordReader(
       if (normalised.problem !== null) problems.push({ field, message: normalised.problem })
       else paths[field] = normalised.path
     }
-    return { ...draft, ...paths, id: draft.id ?? newId('redirect') }
+    return { ...draft, ...paths }
   },
 )
 
-/** A form record completed with its defaults and id: the API's fields, `isActive` and timestamps. */
+/** A form record completed with its defaults: the API's fields, `isActive` and timestamps. */
 export type FormDraft = ReturnType<typeof readForm>['draft']
 /** A submission record completed with its defaults; `id` stays absent when the record has none. */
 export type SubmissionDraft = ReturnType<typeof readSubmission>['draft']
-/** A page record completed with its defaults and id. */
+/** A page record completed with its defaults. */
 export type PageDraft = ReturnType<typeof readPage>['draft']
-/** A redirect record completed with its defaults and id. */
+/** A redirect record completed with its defaults. */
 export type RedirectDraft = ReturnType<typeof readRedirect>['draft']
 
 /**
@@ -136,6 +178,9 @@ function recordReader<S extends TObject, D>(
   complete: (draft: Static<S>, problems: FieldProblem[]) => D,
 ): (record: JsonObject) => { draft: D; problems: FieldProblem[] } {
   const names: ReadonlySet<string> = new Set(Object.keys(schema.properties))
+  const limited = Object.entries(schema.properties).flatMap(([name, field]) =>
+    typeof field.maxLength === 'number' ? [{ name, maxLength: field.maxLength as number }] : [],
+  )
   // Compiled once: a million-line import reads two million records.
   const fields = Object.entries(schema.properties).map(([name, field]) => ({
     name,
@@ -152,7 +197,16 @@ function recordReader<S extends TObject, D>(
     }
     const draft: JsonObject = {}
     for (const { name, read } of fields) draft[name] = read(record[name], problems)
-    return { draft: complete(draft as Static<S>, problems), problems }
+    const completed = complete(draft as Static<S>, problems)
+    // Every text field's length and characters (limits.ts), unless the field was refused already:
+    // its own rule (an id's alphabet, a redirect path's rules) said it first, in its own words.
+    for (const { name, maxLength } of limited) {
+      const value = record[name]
+      if (typeof value !== 'string' || problems.some((problem) => problem.field === name)) continue
+      const problem = textProblem(value, maxLength)
+      if (problem !== null) problems.push({ field: name, message: problem })
+    }
+    return { draft: completed, problems }
   }
 }
 
@@ -232,7 +286,24 @@ function checkerFor(name: string, schema: TSchema, nullable: boolean): Checker {
     )
   }
   if (KindGuard.IsRecord(schema)) {
-    return keeping({}, isObject, (value) => `must be a JSON object ${gotType(value)}`)
+    return {
+      placeholder: {},
+      check: (value) => {
+        if (!isObject(value)) return new Refusal(`must be a JSON object ${gotType(value)}`)
+        const problem = dataProblem(value)
+        return problem === null ? value : new Refusal(problem)
+      },
+    }
+  }
+  if (schema.format === 'id') {
+    return {
+      placeholder: '',
+      check: (value) => {
+        if (!isString(value)) return new Refusal(`must be a string ${gotType(value)}`)
+        const problem = idProblem(value)
+        return problem === null ? value : new Refusal(problem)
+      },
+    }
   }
   if (schema.format === 'date-time') {
     const expected = `an ISO 8601 date-time such as 2024-01-05T10:00:00Z${nullable ? ' or null' : ''}`
@@ -244,14 +315,6 @@ function checkerFor(name: string, schema: TSchema, nullable: boolean): Checker {
   }
   if (nullable && schema.type.includes('string')) {
     return keeping(null, isString, (value) => `must be a string or null ${gotType(value)}`)
-  }
-  if (KindGuard.IsString(schema) && schema.maxLength !== undefined) {
-    const { minLength = 0, maxLength } = schema
-    return keeping(
-      undefined,
-      (value) => isString(value) && value.length >= minLength && value.length <= maxLength,
-      () => `must be a non-empty string of at most ${maxLength} characters`,
-    )
   }
   if (KindGuard.IsString(schema) && fallback !== undefined) {
     return keeping(
@@ -270,4 +333,75 @@ function checkerFor(name: string, schema: TSchema, nullable: boolean): Checker {
     )
   }
   throw new Error(`the importer has no check for field '${name}' (${JSON.stringify(schema)})`)
+}
+
+/**
+ * Why a submission's `data` cannot be stored, or null: nested deeper than {@link DATA_LIMITS}, with
+ * too many entries, a key or string value holding a NUL or a lone surrogate, or too large once
+ * serialized. Walked with an explicit stack, so that data nested thousands deep (which `JSON.parse`
+ * accepts) is refused with a message rather than overflowing the call stack, and before anything
+ * serializes it.
+ */
+export function dataProblem(data: JsonObject): string | null {
+  const stack: { value: unknown; depth: number; path: string }[] = [{ value: data, depth: 1, path: '' }]
+  let entries = 0
+  // Serialized size, counted as the walk goes (the bytes of strings as UTF-8 escaped by JSON, plus
+  // punctuation), so that nothing is serialized before it is known to be small enough.
+  let bytes = 0
+  const where = (path: string) => (path === '' ? '' : ` (at ${path})`)
+  while (stack.length > 0) {
+    const { value, depth, path } = stack.pop() as { value: unknown; depth: number; path: string }
+    if (typeof value === 'string') {
+      const problem = characterProblem(value)
+      if (problem !== null)
+        return `${problem.replace(/^must not/, 'must not hold strings that')}${where(path)}`
+      bytes += jsonStringBytes(value)
+    } else if (typeof value === 'object' && value !== null) {
+      if (depth > DATA_LIMITS.depth) {
+        return `must not be nested more than ${DATA_LIMITS.depth} levels deep${where(path)}`
+      }
+      const items = Array.isArray(value) ? value.entries() : Object.entries(value)
+      bytes += 2
+      for (const [key, item] of items) {
+        entries++
+        if (entries > DATA_LIMITS.entries) {
+          return `must not hold more than ${DATA_LIMITS.entries} fields and items in all`
+        }
+        const itemPath = Array.isArray(value) ? `${path}[${key}]` : `${path}${path === '' ? '' : '.'}${key}`
+        if (typeof key === 'string') {
+          const problem = characterProblem(key)
+          if (problem !== null) {
+            return `${problem.replace(/^must not/, 'must not hold field names that')}${where(path)}`
+          }
+          bytes += jsonStringBytes(key) + 1
+        }
+        bytes += 1
+        stack.push({ value: item, depth: depth + 1, path: itemPath.length > 200 ? path : itemPath })
+      }
+    } else {
+      bytes += String(value).length
+    }
+    if (bytes > DATA_LIMITS.bytes) {
+      return `must be at most ${DATA_LIMITS.bytes} bytes once serialized as JSON`
+    }
+  }
+  return null
+}
+
+/** The UTF-8 bytes of `text` as a JSON string: quotes, escapes and multi-byte characters counted. */
+function jsonStringBytes(text: string): number {
+  let bytes = 2
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x20)
+      bytes += code === 0x0a || code === 0x0d || code === 0x09 || code === 0x08 || code === 0x0c ? 2 : 6
+    else if (code === 0x22 || code === 0x5c) bytes += 2
+    else if (code < 0x80) bytes += 1
+    else if (code < 0x800) bytes += 2
+    else if (code >= 0xd800 && code <= 0xdbff) {
+      bytes += 4
+      i++
+    } else bytes += 3
+  }
+  return bytes
 }

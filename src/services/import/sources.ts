@@ -17,6 +17,11 @@ export interface RecordSource {
   /** Problems with the file as a whole (syntax, top-level keys); records are not read when present. */
   fileProblems: FieldProblem[]
   entries(): AsyncIterable<SourceEntry[]>
+  /**
+   * The location of the record of `kind` whose `order` it is: the importer keeps only orders (a
+   * number per record) between its passes, and rebuilds a location when it has something to say.
+   */
+  locate(order: number, kind: ImportKind): Location
   /** Throws {@link ImportError} if the file changed since it was first read; called before commit. */
   assertUnchanged?(): Promise<void>
 }
@@ -70,6 +75,7 @@ export function jsonSource(document: unknown): RecordSource {
   }
   return {
     fileProblems,
+    locate: locateItem,
     async *entries() {
       // Orders keep the four arrays apart: problems list forms first, then submissions, and so on.
       for (const [rank, collection] of COLLECTIONS.entries()) {
@@ -78,7 +84,12 @@ export function jsonSource(document: unknown): RecordSource {
         for (let start = 0; start < items.length; start += ITEMS_PER_BATCH) {
           const batch: SourceEntry[] = []
           for (let index = start; index < Math.min(start + ITEMS_PER_BATCH, items.length); index++) {
-            const location: Location = { style: 'item', order: rank * 2 ** 32 + index + 1, collection, index }
+            const location: Location = {
+              style: 'item',
+              order: rank * ITEMS_PER_ARRAY + index + 1,
+              collection,
+              index,
+            }
             const record = items[index]
             batch.push(
               isObject(record)
@@ -96,12 +107,39 @@ export function jsonSource(document: unknown): RecordSource {
   }
 }
 
+/** Orders of the JSON format: each array has this much room, so orders keep the arrays apart. */
+const ITEMS_PER_ARRAY = 2 ** 32
+
+function locateItem(order: number): Location {
+  const rank = Math.floor((order - 1) / ITEMS_PER_ARRAY)
+  return {
+    style: 'item',
+    order,
+    collection: COLLECTIONS[rank] as Collection,
+    index: (order - 1) % ITEMS_PER_ARRAY,
+  }
+}
+
+function locateLine(order: number, kind: ImportKind): Location {
+  return { style: 'line', order, line: order, kind }
+}
+
 async function readJsonDocument(path: string): Promise<RecordSource> {
-  let text: string
+  let bytes: Buffer
   try {
-    text = stripBom(await readFile(path, 'utf8'))
+    bytes = await readFile(path)
   } catch (error) {
     throw unreadableFileError(path, error)
+  }
+  let text: string
+  try {
+    text = stripBom(new TextDecoder('utf-8', { fatal: true }).decode(bytes))
+  } catch {
+    return {
+      fileProblems: [{ message: `the file is not valid UTF-8 text at line ${firstInvalidLine(bytes)}` }],
+      entries: noEntries,
+      locate: locateItem,
+    }
   }
   if (text.trim() === '') return jsonSource({})
   let document: unknown
@@ -113,6 +151,7 @@ async function readJsonDocument(path: string): Promise<RecordSource> {
     return {
       fileProblems: [{ message: `the file is not valid JSON${where}: ${reason}` }],
       entries: noEntries,
+      locate: locateItem,
     }
   }
   return jsonSource(document)
@@ -120,17 +159,39 @@ async function readJsonDocument(path: string): Promise<RecordSource> {
 
 async function* noEntries(): AsyncGenerator<SourceEntry[]> {}
 
+/** The number of the first line of `bytes` that is not valid UTF-8 (found only after a failure). */
+function firstInvalidLine(bytes: Buffer): number {
+  const decoder = new TextDecoder('utf-8', { fatal: true })
+  let line = 1
+  for (let start = 0; start <= bytes.length; line++) {
+    const newline = bytes.indexOf(0x0a, start)
+    const end = newline === -1 ? bytes.length : newline
+    try {
+      decoder.decode(bytes.subarray(start, end))
+    } catch {
+      return line
+    }
+    if (newline === -1) break
+    start = newline + 1
+  }
+  return line
+}
+
 /** Each non-blank line of an NDJSON file as a record, read as a stream each time it is iterated. */
 function ndjsonSource(path: string): RecordSource {
   return {
     fileProblems: [],
+    locate: locateLine,
     async *entries() {
       let line = 0
       for await (const lines of readLineBatches(path)) {
         const batch: SourceEntry[] = []
         for (const text of lines) {
           line++
-          const entry = parseLine(line === 1 ? stripBom(text) : text, line)
+          const entry =
+            typeof text === 'string'
+              ? parseLine(line === 1 ? stripBom(text) : text, line)
+              : lineProblem(line, text.fault)
           if (entry) batch.push(entry)
         }
         yield batch

@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+// Peak memory and time of `lectern import` on one million records of each kind.
+//
+//   node bench/import-memory.mjs [--records 1000000] [--kinds form,page,redirect,submission]
+//                                [--dialect sqlite|postgres|both] [--lectern <checkout with dist/>]
+//
+// Each kind gets an NDJSON file of its own in a temporary directory and a fresh database (a SQLite
+// file, or a PostgreSQL schema selected through `search_path` as the tests do). The import runs as a
+// child process under `/usr/bin/time -v`, whose "Maximum resident set size" is the peak RSS.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { postgresExec, withSchema } from './lib/postgres.mjs'
+
+const { values: options } = parseArgs({
+  options: {
+    records: { type: 'string', default: '1000000' },
+    kinds: { type: 'string', default: 'form,page,redirect,submission' },
+    dialect: { type: 'string', default: 'sqlite' },
+    lectern: { type: 'string', default: resolve(import.meta.dirname, '..') },
+    postgres: { type: 'string', default: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test' },
+  },
+})
+const count = Number(options.records)
+const kinds = options.kinds.split(',')
+const dialects = options.dialect === 'both' ? ['sqlite', 'postgres'] : [options.dialect]
+const lectern = join(resolve(options.lectern), 'bin', 'lectern')
+
+/** One small, valid record of `kind` with index `i`; ids and paths are unique per file. */
+const RECORDS = {
+  form: (i) => ({ kind: 'form', id: `form_${i}`, title: `Form ${i}` }),
+  page: (i) => ({ kind: 'page', id: `page_${i}`, title: `Page ${i}`, slug: `p-${i}`, path: `/p/${i}` }),
+  redirect: (i) => ({ kind: 'redirect', id: `redirect_${i}`, fromPath: `/old/${i}`, toPath: `/new/${i}` }),
+  submission: (i) => ({ kind: 'submission', id: `submission_${i}`, formId: 'form_bench', data: { n: i } }),
+}
+
+async function writeFile(path, kind) {
+  const out = createWriteStream(path)
+  if (kind === 'submission') out.write(`${JSON.stringify({ kind: 'form', id: 'form_bench', title: 'Bench' })}\n`)
+  let chunk = ''
+  for (let i = 1; i <= count; i++) {
+    chunk += `${JSON.stringify(RECORDS[kind](i))}\n`
+    if (chunk.length > 1 << 20) {
+      if (!out.write(chunk)) await once(out, 'drain')
+      chunk = ''
+    }
+  }
+  out.end(chunk)
+  await once(out, 'finish')
+}
+
+/** Runs the import under `/usr/bin/time -v`; peak RSS in MiB, seconds, and the exit status. */
+async function measure(file, databaseUrl) {
+  const started = process.hrtime.bigint()
+  const child = spawn('/usr/bin/time', ['-v', lectern, 'import', file], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stderr = ''
+  let stdout = ''
+  child.stdout.on('data', (data) => {
+    stdout += data
+  })
+  child.stderr.on('data', (data) => {
+    stderr += data
+  })
+  const [code] = await once(child, 'close')
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9
+  const kib = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)?.[1] ?? Number.NaN)
+  const failure = code === 0 ? undefined : stderr.split('\n').filter((line) => !line.startsWith('\t')).slice(0, 5).join(' | ')
+  return { peakMiB: Math.round(kib / 1024), seconds: Math.round(seconds * 10) / 10, code, failure, stdout: stdout.trim() }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'lectern-import-memory-'))
+const results = []
+try {
+  for (const kind of kinds) {
+    const file = join(dir, `${kind}s.ndjson`)
+    await writeFile(file, kind)
+    for (const dialect of dialects) {
+      let databaseUrl
+      let drop = async () => {}
+      if (dialect === 'sqlite') {
+        databaseUrl = `sqlite:${join(dir, `${kind}-${Date.now()}.db`)}`
+      } else {
+        const schema = `bench_import_${kind}_${Date.now()}`
+        await postgresExec(options.postgres, `create schema ${schema}`)
+        databaseUrl = withSchema(options.postgres, schema)
+        drop = () => postgresExec(options.postgres, `drop schema if exists ${schema} cascade`)
+      }
+      const result = await measure(file, databaseUrl)
+      await drop()
+      results.push({ kind, dialect, records: count, ...result })
+      console.log(
+        `${kind.padEnd(10)} ${dialect.padEnd(8)} ${String(count).padStart(8)} records  peak RSS ${String(result.peakMiB).padStart(5)} MiB  ${String(result.seconds).padStart(6)} s${result.failure ? `  FAILED (exit ${result.code}): ${result.failure}` : ''}`,
+      )
+    }
+    rmSync(file, { force: true })
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}
+console.log(JSON.stringify(results))
