@@ -164,9 +164,11 @@ function* nginx(rules: Iterable<ResolvedRedirect>): Generator<string> {
  */
 function nginxOrderKey(path: string): string {
   let key = ''
-  for (const byte of new TextEncoder().encode(path)) key += String.fromCharCode(byte === 0x2f ? 1 : byte + 1)
+  for (const byte of UTF8.encode(path)) key += String.fromCharCode(byte === 0x2f ? 1 : byte + 1)
   return key
 }
+
+const UTF8 = new TextEncoder()
 
 const nginxString = (text: string) => `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`
 
