@@ -42,7 +42,9 @@ function querySchema(operation, title) {
 function typeSchemas(document) {
   const schemas = { ...document.components.schemas }
   for (const path of Object.values(document.paths)) {
-    for (const operation of Object.values(path)) {
+    // A HEAD operation answers the GET's headers without a body: the client's types are the GET's.
+    for (const [method, operation] of Object.entries(path)) {
+      if (method !== 'get') continue
       const name = pascal(operation.operationId)
       schemas[`${name}Params`] = querySchema(operation, `${name}Params`)
       schemas[`${name}Response`] = {

@@ -86,7 +86,7 @@ export function parseListQuery(query: RawQuery, filter?: BooleanFilter): ListQue
     DEFAULT_PAGE_SIZE,
     1,
     MAX_PAGE_SIZE,
-    `Page size must be between 1 and ${MAX_PAGE_SIZE}`,
+    `Page size (parameter 'pageSize') must be between 1 and ${MAX_PAGE_SIZE}`,
   )
   let filterValue: boolean | undefined
   if (filter) {

@@ -12,6 +12,8 @@ const LIST_HEADERS = {
   'x-ratelimit-limit': '1000',
   'x-ratelimit-remaining': '999',
   'x-ratelimit-reset': '1704452400',
+  'ratelimit-policy': '"hour";q=1000;w=3600, "burst";q=10;w=1',
+  ratelimit: '"hour";r=999;t=3600',
   etag: '"v1-abc"',
   'cache-control': 'private, no-cache',
 }

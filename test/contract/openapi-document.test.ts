@@ -80,11 +80,35 @@ describe('the OpenAPI document', () => {
     await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined()
   })
 
-  it('describes exactly the four endpoints, and hides every route outside /api/v1', () => {
+  it('describes exactly the four endpoints, each with GET and HEAD, and hides every route outside /api/v1', () => {
     expect(Object.keys(document.paths ?? {}).sort()).toEqual(Object.keys(OPERATIONS).sort())
     for (const [path, expected] of Object.entries(OPERATIONS)) {
-      expect(Object.keys(document.paths?.[path] ?? {})).toEqual(['get'])
+      expect(Object.keys(document.paths?.[path] ?? {})).toEqual(['get', 'head'])
       expect(operation(path).operationId).toBe(expected.operationId)
+      const head = document.paths?.[path]?.head as Operation
+      expect(head.operationId).toBe(`${expected.operationId}Head`)
+      expect(head.parameters).toEqual(operation(path).parameters)
+      // Same headers as the GET, and no body.
+      const ok = head.responses?.['200'] as Response
+      expect(ok.content).toBeUndefined()
+      expect(Object.keys(ok.headers ?? {})).toEqual(
+        Object.keys((responsesOf(path)['200'] as Response).headers ?? {}),
+      )
+    }
+  })
+
+  it('names the servers, a contact and the licence', () => {
+    expect(document.servers).toEqual([{ url: '/', description: expect.any(String) }])
+    expect(document.info.contact?.name).toEqual(expect.any(String))
+    expect(document.info.license).toMatchObject({ name: 'MIT', url: expect.stringMatching(/^https:/) })
+  })
+
+  it('documents the 405 with its Allow header on every operation, for the methods a path does not serve', () => {
+    for (const path of Object.keys(OPERATIONS)) {
+      for (const method of ['get', 'head'] as const) {
+        const responses = (document.paths?.[path]?.[method] as Operation).responses ?? {}
+        expect(responses['405']).toEqual({ $ref: '#/components/responses/MethodNotAllowed' })
+      }
     }
   })
 
@@ -157,7 +181,7 @@ describe('the OpenAPI document', () => {
     for (const [path, expected] of Object.entries(OPERATIONS)) {
       const statuses = Object.keys(responsesOf(path))
       expect(statuses).toEqual(
-        expect.arrayContaining(['400', '401', '403', '408', '414', '429', '431', '500', '503']),
+        expect.arrayContaining(['400', '401', '403', '405', '408', '414', '429', '431', '500', '503']),
       )
       expect(statuses.includes('404')).toBe(expected.pathParameters.length > 0)
       for (const [status, types] of Object.entries(ERROR_TYPES_BY_STATUS)) {
@@ -189,6 +213,8 @@ describe('the OpenAPI document', () => {
       'X-RateLimit-Limit',
       'X-RateLimit-Remaining',
       'X-RateLimit-Reset',
+      'RateLimit-Policy',
+      'RateLimit',
     ])
     expect(required('ServiceUnavailable')).toEqual(['X-Request-Id', 'Retry-After'])
     expect(responses.MethodNotAllowed?.headers?.Allow).toMatchObject({ schema: { enum: ['GET, HEAD'] } })
@@ -196,13 +222,21 @@ describe('the OpenAPI document', () => {
 
   it('gives every operation a curl example', () => {
     for (const path of Object.keys(OPERATIONS)) {
-      const [sample] = (operation(path) as { 'x-codeSamples': { lang: string; source: string }[] })[
-        'x-codeSamples'
-      ]
-      expect(sample?.lang).toBe('Shell')
-      expect(sample?.source).toMatch(
-        /^curl "http:\/\/127\.0\.0\.1:3000\/api\/v1\/[^"]+" \\\n {2}-H "Authorization: Bearer \$LECTERN_API_KEY"$/,
-      )
+      for (const [method, flag] of [
+        ['get', ''],
+        ['head', ' --head'],
+      ] as const) {
+        const withSamples = document.paths?.[path]?.[method] as {
+          'x-codeSamples': { lang: string; source: string }[]
+        }
+        const [sample] = withSamples['x-codeSamples']
+        expect(sample?.lang).toBe('Shell')
+        expect(sample?.source).toMatch(
+          new RegExp(
+            `^curl${flag} "http://127\\.0\\.0\\.1:3000/api/v1/[^"]+" \\\\\n {2}-H "Authorization: Bearer \\$LECTERN_API_KEY"$`,
+          ),
+        )
+      }
     }
   })
 

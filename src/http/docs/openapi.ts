@@ -37,7 +37,7 @@ Keep keys on servers: never ship a key to a browser or a mobile app.
 
 ## Lists
 
-Every endpoint returns one page of a list: \`{ "data": [...], "meta": { "total", "page", "pageSize", "totalPages" } }\`. \`page\` starts at 1; \`pageSize\` is 1 to ${MAX_PAGE_SIZE} (default 20). A page past the end is an empty \`data\`. A parameter given twice is an error; parameters an endpoint does not know are ignored. Timestamps are UTC to the second: \`2024-01-05T10:00:00Z\`.
+Every endpoint returns one page of a list: \`{ "data": [...], "meta": { "total", "page", "pageSize", "totalPages" } }\`. \`page\` starts at 1; \`pageSize\` is 1 to ${MAX_PAGE_SIZE} (default 20). A page past the end is an empty \`data\`. A parameter given twice is an error; parameters an endpoint does not know are ignored, and the response names them in a \`Lectern-Warning\` header (\`unknown query parameter 'pagesize' ignored\`), so a misspelt \`pageSize\` does not go unnoticed. Timestamps are UTC to the second: \`2024-01-05T10:00:00Z\`.
 
 ## Errors
 
@@ -47,11 +47,11 @@ ${errorTable}
 
 ## Rate limits
 
-Each key may make 1000 requests per hour and 10 in any rolling second (the server's \`RATE_LIMIT_PER_HOUR\` and \`RATE_LIMIT_PER_SECOND\`). Every response to a valid key carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\`. Over a limit the answer is \`429\` with \`Retry-After\` in seconds; a refused request uses no quota.
+Each key may make 1000 requests per hour and 10 in any rolling second (the server's \`RATE_LIMIT_PER_HOUR\` and \`RATE_LIMIT_PER_SECOND\`). Every response to a valid key carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (the hourly limit), and both limits in the IETF draft's fields: \`RateLimit-Policy: "hour";q=1000;w=3600, "burst";q=10;w=1\` and \`RateLimit: "hour";r=962;t=1200\` (remaining and seconds to reset; a \`"burst";r=0\` item is added when the per-second limit refused the request). Over a limit the answer is \`429\` with \`Retry-After\` in seconds, and the message says which limit was hit; a refused request uses no quota.
 
 ## Methods and request ids
 
-Every \`GET\` also answers \`HEAD\` (same status and headers, no body). Any other method on any \`/api/v1\` path answers \`405\` with \`Allow: GET, HEAD\` (see the \`MethodNotAllowed\` response). Every response carries \`X-Request-Id\`.`
+Every \`GET\` also answers \`HEAD\` (same status and headers, no body). Any other method on any \`/api/v1\` path answers \`405\` with \`Allow: GET, HEAD\`: each operation lists that response, which the path gives to every other method. Every response carries \`X-Request-Id\`.`
 
 /** An error response as the document's `components.responses` holds it. */
 function documentErrorResponse(response: ErrorResponse): JsonObject {
@@ -69,15 +69,25 @@ function documentErrorResponse(response: ErrorResponse): JsonObject {
   }
 }
 
+/** What a HEAD operation says beside its GET: its own id, and that only headers come back. */
+function headOperation(schema: JsonObject): JsonObject {
+  const operationId = String(schema.operationId).replace(/-head$/, 'Head')
+  return {
+    operationId,
+    summary: `${schema.summary} (headers only)`,
+    description: `The same as the \`GET\` of this path (status, headers, permission, rate limit) without a body: a cheap way to check the \`ETag\` or the key's rate-limit state.\n\n${schema.description}`,
+  }
+}
+
 /** A curl command for an operation, with its filter set so that the example shows one. */
-function curlSample(url: string, schema: JsonObject): string {
+function curlSample(url: string, schema: JsonObject, head = false): string {
   const params = (schema.params as { properties?: Record<string, { examples?: string[] }> } | undefined)
     ?.properties
   const path = url.replace(/:(\w+)/g, (_, name: string) => params?.[name]?.examples?.[0] ?? `{${name}}`)
   const query = Object.keys((schema.querystring as { properties?: JsonObject } | undefined)?.properties ?? {})
   const filter = query.find((name) => name !== 'page' && name !== 'pageSize')
   const search = `${filter ? `${filter}=true&` : ''}page=1&pageSize=20`
-  return `curl "${SAMPLE_BASE_URL}${path}?${search}" \\\n  -H "Authorization: Bearer $LECTERN_API_KEY"`
+  return `curl${head ? ' --head' : ''} "${SAMPLE_BASE_URL}${path}?${search}" \\\n  -H "Authorization: Bearer $LECTERN_API_KEY"`
 }
 
 /**
@@ -91,14 +101,22 @@ function finishDocument(document: JsonObject): JsonObject {
     string,
     Record<string, { responses: Record<string, JsonObject> }>
   >
+  const methodNotAllowed = ERROR_RESPONSES.find((response) => response.status === 405)
   for (const operations of Object.values(paths)) {
-    for (const operation of Object.values(operations)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      // Every path answers 405 to the methods it does not serve; the operations it does serve are
+      // where OpenAPI can say so.
+      if (methodNotAllowed) operation.responses['405'] = { description: methodNotAllowed.description }
+      operation.responses = Object.fromEntries(
+        Object.entries(operation.responses).sort(([a], [b]) => Number(a) - Number(b)),
+      )
       for (const [status, response] of Object.entries(operation.responses)) {
         const error = shared.get(status)
         if (error) {
           operation.responses[status] = { $ref: `#/components/responses/${error.name}` }
           continue
         }
+        if (method === 'head') delete response.content
         for (const header of Object.values(
           (response.headers ?? {}) as Record<string, { schema: JsonObject }>,
         )) {
@@ -128,8 +146,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         title: 'Lectern API',
         version: VERSION,
         description: DESCRIPTION,
-        license: { name: 'MIT', identifier: 'MIT' },
+        contact: { name: 'The administrators of this Lectern site' },
+        license: { name: 'MIT', url: 'https://spdx.org/licenses/MIT.html' },
       },
+      // Relative: the document is served by the API it describes, wherever that runs.
+      servers: [{ url: '/', description: 'The Lectern server that serves this document' }],
       security: [{ bearerAuth: [] }],
       tags: [
         { name: 'Forms', description: "The site's forms and their submissions." },
@@ -151,10 +172,15 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       buildLocalReference: (json, _baseUri, _fragment, i) =>
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
-    transform: ({ schema, url }) => {
+    // HEAD is served for every GET and documented as its own operation, as clients call it.
+    exposeHeadRoutes: true,
+    transform: ({ schema, url, route }) => {
       if (!url.startsWith(API_PREFIX)) return { schema: { ...schema, hide: true }, url }
-      const sample = { lang: 'Shell', label: 'curl', source: curlSample(url, schema as JsonObject) }
-      return { schema: { ...schema, 'x-codeSamples': [sample] } as typeof schema, url }
+      const head = route.method === 'HEAD'
+      const source = curlSample(url, schema as JsonObject, head)
+      const sample = { lang: 'Shell', label: 'curl', source }
+      const operation = head ? headOperation(schema as JsonObject) : {}
+      return { schema: { ...schema, ...operation, 'x-codeSamples': [sample] } as typeof schema, url }
     },
     transformObject: (generated) =>
       'openapiObject' in generated

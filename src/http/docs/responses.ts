@@ -13,6 +13,9 @@ type HeaderName =
   | 'X-RateLimit-Limit'
   | 'X-RateLimit-Remaining'
   | 'X-RateLimit-Reset'
+  | 'RateLimit-Policy'
+  | 'RateLimit'
+  | 'Lectern-Warning'
   | 'Retry-After'
   | 'WWW-Authenticate'
   | 'Allow'
@@ -37,6 +40,21 @@ const HEADERS: Record<HeaderName, Omit<DocumentedHeader, 'required'>> = {
     description:
       "Unix time, in seconds, when the key's hourly window ends. The window starts with the key's first request and lasts 3600 s.",
     schema: { type: 'integer', minimum: 0, examples: [1704452400] },
+  },
+  'RateLimit-Policy': {
+    description:
+      'Both limits of the key, as the IETF draft `draft-ietf-httpapi-ratelimit-headers` writes them: `q` requests per `w` seconds, for the hourly window (`"hour"`) and the rolling second (`"burst"`).',
+    schema: { type: 'string', examples: ['"hour";q=1000;w=3600, "burst";q=10;w=1'] },
+  },
+  RateLimit: {
+    description:
+      'What is left (IETF draft): `r` requests remaining in the hourly window and `t` seconds until it resets. When the per-second limit refused the request, a `"burst";r=0;t=…` item follows.',
+    schema: { type: 'string', examples: ['"hour";r=962;t=1200'] },
+  },
+  'Lectern-Warning': {
+    description:
+      "Names the query parameters the endpoint does not know and ignored, e.g. `unknown query parameter 'pagesize' ignored`; sent only when there are any.",
+    schema: { type: 'string', examples: ["unknown query parameter 'pagesize' ignored"] },
   },
   'Retry-After': {
     description: 'Seconds to wait before trying again.',
@@ -69,15 +87,24 @@ function headers(required: HeaderName[], optional: HeaderName[] = []): Record<st
   ])
 }
 
-const RATE_LIMIT_HEADERS: HeaderName[] = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']
+const RATE_LIMIT_HEADERS: HeaderName[] = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit-Policy',
+  'RateLimit',
+]
 
 /** The headers of a list page: the request id, the key's rate-limit state and the page's entity tag. */
-export const SUCCESS_HEADERS = headers(['X-Request-Id', ...RATE_LIMIT_HEADERS, 'ETag', 'Cache-Control'])
+export const SUCCESS_HEADERS = headers(
+  ['X-Request-Id', ...RATE_LIMIT_HEADERS, 'ETag', 'Cache-Control'],
+  ['Lectern-Warning'],
+)
 
 /** The headers of a `304 Not Modified`. */
 export const NOT_MODIFIED_HEADERS = headers(
   ['X-Request-Id', ...RATE_LIMIT_HEADERS, 'ETag'],
-  ['Cache-Control'],
+  ['Cache-Control', 'Lectern-Warning'],
 )
 
 interface ErrorStatus {
@@ -96,9 +123,9 @@ const ERROR_STATUSES: Record<number, ErrorStatus> = {
     name: 'BadRequest',
     description:
       'A query parameter is invalid or given twice (`invalid_parameters`; the message names every problem), or the request cannot be read (`bad_request`).',
-    headers: headers(['X-Request-Id'], RATE_LIMIT_HEADERS),
+    headers: headers(['X-Request-Id'], [...RATE_LIMIT_HEADERS, 'Lectern-Warning']),
     examples: {
-      invalid_parameters: 'Page size must be between 1 and 100',
+      invalid_parameters: "Page size (parameter 'pageSize') must be between 1 and 100",
       bad_request: 'The request URL is malformed',
     },
   },
@@ -147,9 +174,12 @@ const ERROR_STATUSES: Record<number, ErrorStatus> = {
   429: {
     name: 'RateLimited',
     description:
-      'The key is over its hourly limit or its per-second burst limit. A refused request uses no quota; retry after `Retry-After` seconds.',
+      'The key is over its hourly limit or its per-second burst limit; the message says which, and so does `RateLimit` (a `"burst";r=0` item for the per-second limit, `"hour";r=0` for the hourly one). A refused request uses no quota; retry after `Retry-After` seconds.',
     headers: headers(['X-Request-Id', 'Retry-After', ...RATE_LIMIT_HEADERS]),
-    examples: { rate_limit_exceeded: 'Rate limit exceeded: too many requests, please try again later' },
+    examples: {
+      rate_limit_exceeded:
+        'Rate limit exceeded: more than 10 requests in one second for this API key; please try again later',
+    },
   },
   431: {
     name: 'HeaderFieldsTooLarge',

@@ -112,7 +112,9 @@ export function listRoute<Item extends TSchema>(definition: ListRouteDefinition<
         body = Buffer.from(reply.serialize({ data: page.items, meta: listMeta(page.total, query) }) as string)
         cache.set(cacheKey, version, body)
       }
-      if (matchesEntityTag(request.headers['if-none-match'], tag)) return reply.code(304).send()
+      // A 304 has no body, so nothing for a Content-Type to describe (RFC 9110 §15.4.5).
+      if (matchesEntityTag(request.headers['if-none-match'], tag))
+        return reply.code(304).removeHeader('content-type').send()
       return reply.send(body)
     },
   }

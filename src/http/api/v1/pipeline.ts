@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../../../errors.js'
-import type { RateLimiter } from '../../../ratelimit/limiter.js'
+import type { RateLimitDecision, RateLimiter } from '../../../ratelimit/limiter.js'
 import type { KeyService } from '../../../services/keys.js'
 import { type Permission, roleAllows } from '../../../services/roles.js'
 
@@ -54,7 +54,13 @@ export function readBearerToken(header: string | undefined): string {
  */
 export function registerApiPipeline(
   app: FastifyInstance,
-  deps: { keys: KeyService; limiter: RateLimiter; onRateLimited?: () => void },
+  deps: {
+    keys: KeyService
+    limiter: RateLimiter
+    /** The per-second limit, for the `RateLimit-Policy` header and the 429 message. */
+    perSecond?: number
+    onRateLimited?: () => void
+  },
 ): void {
   app.decorateRequest('apiKey', null)
 
@@ -72,22 +78,21 @@ export function registerApiPipeline(
       'X-RateLimit-Limit': decision.limit,
       'X-RateLimit-Remaining': decision.remaining,
       'X-RateLimit-Reset': decision.resetAt,
+      ...rateLimitFields(decision, deps.perSecond),
     })
     if (!decision.allowed) {
       deps.onRateLimited?.()
-      throw new ApiError(
-        'rate_limit_exceeded',
-        'Rate limit exceeded: too many requests, please try again later',
-        {
-          'Retry-After': String(decision.retryAfter ?? 1),
-        },
-      )
+      throw new ApiError('rate_limit_exceeded', rateLimitMessage(decision, deps.perSecond), {
+        'Retry-After': String(decision.retryAfter ?? 1),
+      })
     }
     if (!readMethod) throw methodNotAllowed(request.method)
     request.apiKey = key
   })
 
-  app.addHook('preHandler', async (request: FastifyRequest) => {
+  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    const warning = unknownParametersWarning(request)
+    if (warning) reply.header('Lectern-Warning', warning)
     const permission = request.routeOptions.config.permission
     if (permission && !roleAllows(request.apiKey?.role ?? '', permission)) {
       throw new ApiError(
@@ -96,6 +101,61 @@ export function registerApiPipeline(
       )
     }
   })
+}
+
+/**
+ * Which limit refused a request. The hourly limit is checked first, so a refusal that leaves hourly
+ * quota (`remaining > 0`) came from the per-second limit.
+ */
+function refusedBy(decision: RateLimitDecision): 'hour' | 'burst' | undefined {
+  if (decision.allowed) return undefined
+  return decision.remaining === 0 ? 'hour' : 'burst'
+}
+
+function rateLimitMessage(decision: RateLimitDecision, perSecond: number | undefined): string {
+  if (refusedBy(decision) === 'hour')
+    return `Rate limit exceeded: this API key has made its ${decision.limit} requests for this hour; please try again later`
+  return `Rate limit exceeded: more than ${perSecond ?? 'the allowed'} requests in one second for this API key; please try again later`
+}
+
+/**
+ * The IETF draft's fields (draft-ietf-httpapi-ratelimit-headers): both policies, and what is left
+ * of the hourly one; a refusal by the burst limit adds the exhausted burst item, so a 429 beside
+ * plenty of hourly quota explains itself.
+ */
+function rateLimitFields(decision: RateLimitDecision, perSecond: number | undefined) {
+  const policies = [`"hour";q=${decision.limit};w=3600`]
+  if (perSecond !== undefined) policies.push(`"burst";q=${perSecond};w=1`)
+  const refused = refusedBy(decision)
+  const retryAfter = decision.retryAfter ?? 1
+  const hourReset =
+    refused === 'hour' ? retryAfter : Math.max(0, decision.resetAt - Math.floor(Date.now() / 1000))
+  const items = [`"hour";r=${decision.remaining};t=${hourReset}`]
+  if (refused === 'burst') items.push(`"burst";r=0;t=${retryAfter}`)
+  return { 'RateLimit-Policy': policies.join(', '), RateLimit: items.join(', ') }
+}
+
+const MAX_NAMED_PARAMETERS = 5
+
+/**
+ * The `Lectern-Warning` for query parameters the route does not know: the SPEC has them ignored,
+ * and this makes a typo (`pagesize`) visible. Names are percent-encoded, so whatever a client sends
+ * stays a valid header value, and at most a few are named.
+ */
+function unknownParametersWarning(request: FastifyRequest): string | undefined {
+  const schema = request.routeOptions.schema?.querystring as { properties?: object } | undefined
+  if (!schema?.properties) return undefined
+  const known = new Set(Object.keys(schema.properties))
+  const unknown = Object.keys(request.query as object).filter((name) => !known.has(name))
+  if (unknown.length === 0) return undefined
+  const named = unknown
+    .slice(0, MAX_NAMED_PARAMETERS)
+    .map((name) => `'${encodeURIComponent(name.slice(0, 64))}'`)
+  const more =
+    unknown.length > MAX_NAMED_PARAMETERS ? ` and ${unknown.length - MAX_NAMED_PARAMETERS} more` : ''
+  return unknown.length === 1
+    ? `unknown query parameter ${named[0]} ignored`
+    : `unknown query parameters ${named.join(', ')}${more} ignored`
 }
 
 async function authenticate(request: FastifyRequest, keys: KeyService) {
