@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import { presentPage, presentSubmission } from '../db/repositories/content.js'
 import type { Database } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
+import { FIELD_LIMITS, textProblem } from '../limits.js'
 import type { ListOptions, Page, PageOf, Submission } from '../schemas.js'
 import { now } from '../time.js'
 
@@ -15,8 +16,8 @@ export interface AdminForm {
   createdAt: string
 }
 
-/** The longest note an administrator may keep on a submission. */
-export const MAX_NOTES_LENGTH = 10_000
+/** The longest note an administrator may keep on a submission (the one table of limits says). */
+export const MAX_NOTES_LENGTH = FIELD_LIMITS.notes
 
 /**
  * The dashboard's changes to forms, pages and submissions, and the reads that only the dashboard
@@ -108,6 +109,13 @@ export function createContentAdminService(db: Kysely<Database>) {
         return presentPage({ ...row, ...change })
       }),
 
+    /** The form a submission belongs to; a `NotFoundError` when there is no such submission. */
+    findSubmissionForm: async (id: string): Promise<{ formId: string }> => {
+      const row = await db.selectFrom('submissions').select('form_id').where('id', '=', id).executeTakeFirst()
+      if (!row) throw new NotFoundError(`Submission '${id}' not found`)
+      return { formId: row.form_id }
+    },
+
     /**
      * Changes the administrators' flags and notes on a submission (the submitted data itself never
      * changes). Blank notes are stored as null. Returns the submission and its form's id.
@@ -117,8 +125,8 @@ export function createContentAdminService(db: Kysely<Database>) {
       change: { isRead?: boolean; isStarred?: boolean; notes?: string | null },
     ): Promise<{ formId: string; submission: Submission }> => {
       const notes = change.notes?.trim() === '' ? null : change.notes
-      if (typeof notes === 'string' && notes.length > MAX_NOTES_LENGTH)
-        throw new ValidationError(`Notes must be at most ${MAX_NOTES_LENGTH} characters`)
+      const problem = typeof notes === 'string' ? textProblem(notes, MAX_NOTES_LENGTH) : null
+      if (problem !== null) throw new ValidationError(`Notes ${problem}`)
       return db.transaction().execute(async (trx) => {
         const row = await trx.selectFrom('submissions').selectAll().where('id', '=', id).executeTakeFirst()
         if (!row) throw new NotFoundError(`Submission '${id}' not found`)

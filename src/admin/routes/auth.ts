@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { ValidationError } from '../../errors.js'
+import { characterProblem } from '../../limits.js'
 import type { Services } from '../../services/index.js'
 import { SignInUnavailableError } from '../../services/sessions.js'
 import { DashboardError } from '../errors.js'
@@ -69,6 +70,9 @@ export function registerAuthRoutes(app: FastifyInstance, services: Services): vo
         loginPage({ csrf: signedOutFormToken(request, reply), email, next, problems: [problem] }),
         status,
       )
+    // No account's email holds a NUL or a lone surrogate (and PostgreSQL's text cannot): such an
+    // email is wrong without asking the database, the same answer on every dialect.
+    if (characterProblem(email) !== null) return again(401, 'The email or password is not right')
     let result: Awaited<ReturnType<typeof services.sessions.signIn>>
     try {
       result = await services.sessions.signIn({

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { ValidationError } from '../../errors.js'
 import type { Services } from '../../services/index.js'
 import { canManageContent, roleAllows } from '../../services/roles.js'
 import { url } from '../html.js'
@@ -63,11 +64,22 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
       `/submissions/:id/${action}`,
       { config: { access: { manage: 'submissions:read' } } },
       async (request, reply) => {
-        // Notes longer than allowed (the text box stops them first) end on the error page.
-        const { submission, formId } = await services.contentAdmin.updateSubmission(
-          pathParam(request, 'id'),
-          readChange(request),
-        )
+        const id = pathParam(request, 'id')
+        let updated: Awaited<ReturnType<typeof services.contentAdmin.updateSubmission>>
+        try {
+          updated = await services.contentAdmin.updateSubmission(id, readChange(request))
+        } catch (error) {
+          // Notes the text box should have stopped (too long, a NUL): said on the submission's page.
+          if (!(error instanceof ValidationError)) throw error
+          const { formId } = await services.contentAdmin.findSubmissionForm(id)
+          return done(
+            request,
+            reply,
+            url`/admin/forms/${formId}/submissions?page=${returnPage(request)}#submission-${id}`,
+            { kind: 'error', text: error.message },
+          )
+        }
+        const { submission, formId } = updated
         const text =
           action === 'notes'
             ? 'Notes saved.'
