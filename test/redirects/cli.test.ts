@@ -24,10 +24,10 @@ describe('lectern redirects', () => {
       // `--` ends the options, so a target is never read as one.
       const result = await cli(['redirects', 'match', '--', c.target])
       if (c.expect === null) {
-        expect(result.stdout).toBe('no redirect\n')
+        expect(result.stdout, result.stderr).toBe('no redirect\n')
         expect(result.code).toBe(1)
       } else {
-        expect(result.stdout).toBe(`${c.expect.status} ${c.expect.location}\n`)
+        expect(result.stdout, result.stderr).toBe(`${c.expect.status} ${c.expect.location}\n`)
         expect(result.code).toBe(0)
       }
     })
