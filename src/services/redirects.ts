@@ -66,6 +66,8 @@ export interface RedirectImportResult {
 export const CSV_COLUMNS = ['fromPath', 'toPath', 'type', 'isActive'] as const
 /** More problems than this in one import are summarised rather than listed. */
 const MAX_LISTED_PROBLEMS = 50
+/** Rows per CASE statement of a flattening: each row is compared with every branch. */
+const CASE_BATCH = 100
 /** Rows per multi-row statement of an import, a flattening or an export. */
 const WRITE_BATCH = 500
 /** Rows per read when every redirect must be seen: small enough to read in a few milliseconds. */
@@ -490,9 +492,32 @@ export function createRedirectService(db: Kysely<Database>) {
         },
         async (trx, updates) => {
           const timestamp = now()
-          for (let i = 0; i < updates.length; i += WRITE_BATCH) {
-            const batch = updates.slice(i, i + WRITE_BATCH)
-            // One statement per batch: each row gets its own destination through a CASE.
+          // Redirects that end at the same place (every link of one long chain) share one statement
+          // per batch; the rest get their own destination through a CASE, in small batches, as a
+          // CASE costs each row one comparison per branch.
+          const byDestination = new Map<string, string[]>()
+          for (const { fromPath, toPath } of updates) {
+            const sources = byDestination.get(toPath)
+            if (sources) sources.push(fromPath)
+            else byDestination.set(toPath, [fromPath])
+          }
+          const singles: { fromPath: string; toPath: string }[] = []
+          for (const [toPath, sources] of byDestination) {
+            if (sources.length === 1) {
+              singles.push({ fromPath: sources[0] as string, toPath })
+              continue
+            }
+            for (let i = 0; i < sources.length; i += WRITE_BATCH) {
+              await trx
+                .updateTable('redirects')
+                .set({ to_path: toPath, updated_at: timestamp })
+                .where('from_path', 'in', sources.slice(i, i + WRITE_BATCH))
+                .execute()
+              await nextTurn()
+            }
+          }
+          for (let i = 0; i < singles.length; i += CASE_BATCH) {
+            const batch = singles.slice(i, i + CASE_BATCH)
             const destinations = sql.join(
               batch.map(
                 (update) => sql`when ${sql.ref('from_path')} = ${update.fromPath} then ${update.toPath}`,

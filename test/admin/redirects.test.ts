@@ -170,6 +170,22 @@ describe('managing redirects in the dashboard', () => {
     expect(paths).toEqual({ '/a': '/d', '/b': '/d', '/c': '/d' })
   })
 
+  it('flattens chains that end in different places, each to its own end', async () => {
+    await buildRedirect(ctx.database.db, { fromPath: '/x', toPath: '/y' })
+    await buildRedirect(ctx.database.db, { fromPath: '/y', toPath: '/z' })
+    await buildRedirect(ctx.database.db, { fromPath: '/p', toPath: '/q' })
+    await buildRedirect(ctx.database.db, { fromPath: '/q', toPath: '/r', type: 'temporary' })
+    await editor.get('/admin/redirects')
+    expect((await editor.post('/admin/redirects/flatten')).statusCode).toBe(303)
+    const paths = Object.fromEntries((await apiRedirects()).map((r) => [r.fromPath, [r.toPath, r.type]]))
+    expect(paths).toEqual({
+      '/x': ['/z', 'permanent'],
+      '/y': ['/z', 'permanent'],
+      '/p': ['/r', 'permanent'],
+      '/q': ['/r', 'temporary'],
+    })
+  })
+
   it('does not call a redirect through an inactive one a chain, and does not flatten it', async () => {
     await buildRedirect(ctx.database.db, { fromPath: '/a', toPath: '/b' })
     await buildRedirect(ctx.database.db, { fromPath: '/b', toPath: '/c', active: false })
