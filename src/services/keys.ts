@@ -2,7 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { DatabaseHandle } from '../db/database.js'
 import { param } from '../db/prepared.js'
 import { NotFoundError, ValidationError } from '../errors.js'
-import { newId, randomBase62 } from '../ids.js'
+import { isSafeId, newId, randomBase62 } from '../ids.js'
+import { characterProblem, FIELD_LIMITS } from '../limits.js'
 import { formatTimestamp, now } from '../time.js'
 import { normalizeEmail } from './users.js'
 
@@ -26,6 +27,12 @@ export interface ApiKeyView {
   createdBy: string | null
   createdAt: string
   lastUsedAt: string | null
+}
+
+/** A creator's keys: all of them, and those that work now. */
+export interface KeyCounts {
+  active: number
+  total: number
 }
 
 /** The outcome of presenting a key, decided from the database on every request. */
@@ -70,6 +77,8 @@ export function createKeyService(database: DatabaseHandle) {
       .where('api_keys.key_hash', '=', param('hash')),
   )
   const findKey = async (id: string) => {
+    // No key has an id outside the id alphabet: answered without a query.
+    if (!isSafeId(id)) throw new NotFoundError(`API key '${id}' not found`)
     const row = await db
       .selectFrom('api_keys')
       .select(['id', 'revoked_at'])
@@ -92,6 +101,32 @@ export function createKeyService(database: DatabaseHandle) {
       .where('id', '=', id)
       .execute()
   }
+
+  const keyViews = () =>
+    db
+      .selectFrom('api_keys')
+      .leftJoin('users', 'users.id', 'api_keys.created_by')
+      .select([
+        'api_keys.id',
+        'api_keys.name',
+        'api_keys.prefix',
+        'api_keys.is_active',
+        'api_keys.revoked_at',
+        'api_keys.created_at',
+        'api_keys.last_used_at',
+        'users.email',
+      ])
+  const toKeyView = (
+    r: Awaited<ReturnType<ReturnType<typeof keyViews>['executeTakeFirstOrThrow']>>,
+  ): ApiKeyView => ({
+    id: r.id,
+    name: r.name,
+    prefix: r.prefix,
+    status: r.revoked_at !== null ? 'revoked' : r.is_active === 1 ? 'active' : 'inactive',
+    createdBy: r.email,
+    createdAt: r.created_at,
+    lastUsedAt: r.last_used_at,
+  })
 
   /** The global admin a new key will belong to: the one named, or the only one there is. */
   const findKeyOwner = async (userEmail: string | undefined) => {
@@ -125,8 +160,10 @@ export function createKeyService(database: DatabaseHandle) {
      */
     async createApiKey(input: { name: string; userEmail?: string }) {
       const name = input.name.trim()
-      if (name.length === 0 || name.length > 100)
-        throw new ValidationError('Key name must be 1 to 100 characters')
+      if (name.length === 0 || name.length > FIELD_LIMITS.keyName)
+        throw new ValidationError(`Key name must be 1 to ${FIELD_LIMITS.keyName} characters`)
+      const characters = characterProblem(name)
+      if (characters !== null) throw new ValidationError(`Key name ${characters}`)
       const creator = await findKeyOwner(input.userEmail)
       const plainKey = KEY_PREFIX + randomBase62(KEY_RANDOM_LENGTH)
       const row = {
@@ -153,32 +190,41 @@ export function createKeyService(database: DatabaseHandle) {
       return { key, plainKey }
     },
 
-    listApiKeys: async (): Promise<ApiKeyView[]> => {
+    listApiKeys: async (): Promise<ApiKeyView[]> =>
+      (await keyViews().orderBy('api_keys.created_at').orderBy('api_keys.id').execute()).map(toKeyView),
+
+    /** One key by id, as the list shows it; a `NotFoundError` when there is none. */
+    findApiKey: async (id: string): Promise<ApiKeyView> => {
+      if (!isSafeId(id)) throw new NotFoundError(`API key '${id}' not found`)
+      const row = await keyViews().where('api_keys.id', '=', id).executeTakeFirst()
+      if (!row) throw new NotFoundError(`API key '${id}' not found`)
+      return toKeyView(row)
+    },
+
+    /** How many keys each creator holds (by email), and how many of those are active. */
+    countKeysByCreator: async (): Promise<Map<string, KeyCounts>> => {
       const rows = await db
         .selectFrom('api_keys')
-        .leftJoin('users', 'users.id', 'api_keys.created_by')
-        .select([
-          'api_keys.id',
-          'api_keys.name',
-          'api_keys.prefix',
-          'api_keys.is_active',
-          'api_keys.revoked_at',
-          'api_keys.created_at',
-          'api_keys.last_used_at',
+        .innerJoin('users', 'users.id', 'api_keys.created_by')
+        .select((eb) => [
           'users.email',
+          eb.fn.countAll<number | string>().as('total'),
+          eb.fn
+            .sum<number | string | null>(
+              eb
+                .case()
+                .when(eb.and([eb('api_keys.revoked_at', 'is', null), eb('api_keys.is_active', '=', 1)]))
+                .then(1)
+                .else(0)
+                .end(),
+            )
+            .as('active'),
         ])
-        .orderBy('api_keys.created_at')
-        .orderBy('api_keys.id')
+        .groupBy('users.email')
         .execute()
-      return rows.map((r) => ({
-        id: r.id,
-        name: r.name,
-        prefix: r.prefix,
-        status: r.revoked_at !== null ? 'revoked' : r.is_active === 1 ? 'active' : 'inactive',
-        createdBy: r.email,
-        createdAt: r.created_at,
-        lastUsedAt: r.last_used_at,
-      }))
+      return new Map(
+        rows.map((row) => [row.email, { total: Number(row.total), active: Number(row.active ?? 0) }]),
+      )
     },
 
     deactivateApiKey: (id: string) => setActive(id, false),

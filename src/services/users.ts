@@ -4,6 +4,7 @@ import { takeLock } from '../db/locks.js'
 import type { Database } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { newId, randomBase62 } from '../ids.js'
+import { FIELD_LIMITS, textProblem } from '../limits.js'
 import { now } from '../time.js'
 import { hashPassword } from './passwords.js'
 import { isRole, ROLES, type Role } from './roles.js'
@@ -22,7 +23,8 @@ export const MIN_PASSWORD_LENGTH = 12
 
 export function normalizeEmail(email: string): string {
   const normalized = email.trim().toLowerCase()
-  if (!EMAIL.test(normalized) || normalized.length > 254) {
+  // NUL and lone surrogates are refused here, before any query: PostgreSQL's text cannot hold them.
+  if (!EMAIL.test(normalized) || textProblem(normalized, FIELD_LIMITS.email) !== null) {
     throw new ValidationError(`'${email}' is not a valid email address`)
   }
   return normalized
@@ -55,15 +57,19 @@ async function newUserRow(input: { email: string; role: string; password?: strin
   return { row, generatedPassword }
 }
 
+/** Names one user: by email (as people and the CLI do) or by id (as dashboard URLs do). */
+export type UserRef = string | { id: string }
+
 /** Users and roles. Every change that could leave the site without a usable global admin is refused. */
 export function createUserService(db: Kysely<Database>) {
-  const findByEmail = async (trx: Kysely<Database>, email: string) => {
-    const row = await trx
-      .selectFrom('users')
-      .selectAll()
-      .where('email', '=', normalizeEmail(email))
-      .executeTakeFirst()
-    if (!row) throw new NotFoundError(`User '${email}' not found`)
+  /** The user `who` names: an email (as the CLI has it) or an id (as the dashboard has it). */
+  const findUser = async (trx: Kysely<Database>, who: UserRef) => {
+    const users = trx.selectFrom('users').selectAll()
+    const row = await (typeof who === 'string'
+      ? users.where('email', '=', normalizeEmail(who))
+      : users.where('id', '=', who.id)
+    ).executeTakeFirst()
+    if (!row) throw new NotFoundError(`User '${typeof who === 'string' ? who : who.id}' not found`)
     return row
   }
 
@@ -102,14 +108,14 @@ export function createUserService(db: Kysely<Database>) {
    * `also` runs in the same transaction.
    */
   const update = (
-    email: string,
+    who: UserRef,
     action: string,
     change: { role?: Role; is_disabled?: 0 | 1 },
     guard: (row: { role: string; is_disabled: number }) => boolean,
     also?: (trx: Transaction<Database>, userId: string) => Promise<unknown>,
   ) =>
     db.transaction().execute(async (trx) => {
-      const row = await findByEmail(trx, email)
+      const row = await findUser(trx, who)
       if (guard(row)) await assertNotLastAdmin(trx, row.id, action)
       const updatedAt = now()
       await trx
@@ -162,10 +168,10 @@ export function createUserService(db: Kysely<Database>) {
     listUsers: async (): Promise<UserView[]> =>
       (await db.selectFrom('users').selectAll().orderBy('created_at').orderBy('email').execute()).map(toView),
 
-    setRole: (email: string, role: string) => {
+    setRole: (who: UserRef, role: string) => {
       const newRole = parseRole(role)
       return update(
-        email,
+        who,
         'demote',
         { role: newRole },
         (row) => isEnabledAdmin(row) && newRole !== 'global_admin',
@@ -173,17 +179,17 @@ export function createUserService(db: Kysely<Database>) {
     },
 
     /** Disables a user: their keys answer `api_key_inactive` and their dashboard sessions end. */
-    disableUser: (email: string) =>
-      update(email, 'disable', { is_disabled: 1 }, isEnabledAdmin, (trx, userId) =>
+    disableUser: (who: UserRef) =>
+      update(who, 'disable', { is_disabled: 1 }, isEnabledAdmin, (trx, userId) =>
         trx.deleteFrom('admin_sessions').where('user_id', '=', userId).execute(),
       ),
 
-    enableUser: (email: string) => update(email, 'enable', { is_disabled: 0 }, () => false),
+    enableUser: (who: UserRef) => update(who, 'enable', { is_disabled: 0 }, () => false),
 
     /** Deletes a user; their keys are revoked in the same transaction and stay listed as revoked. */
-    deleteUser: (email: string): Promise<void> =>
+    deleteUser: (who: UserRef): Promise<void> =>
       db.transaction().execute(async (trx) => {
-        const row = await findByEmail(trx, email)
+        const row = await findUser(trx, who)
         if (isEnabledAdmin(row)) await assertNotLastAdmin(trx, row.id, 'delete')
         await trx
           .updateTable('api_keys')
@@ -194,13 +200,8 @@ export function createUserService(db: Kysely<Database>) {
         await trx.deleteFrom('users').where('id', '=', row.id).execute()
       }),
 
-    findUserByEmail: async (email: string) => toView(await findByEmail(db, email)),
-
-    findUserById: async (id: string): Promise<UserView> => {
-      const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
-      if (!row) throw new NotFoundError(`User '${id}' not found`)
-      return toView(row)
-    },
+    /** One user, by email or id; a `NotFoundError` when there is none. */
+    findUser: async (who: UserRef): Promise<UserView> => toView(await findUser(db, who)),
   }
 }
 

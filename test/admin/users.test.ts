@@ -36,7 +36,7 @@ describe('Organization → Users', () => {
       expect(page.statusCode).toBe(200)
       expect(textOf(page)).toContain(message)
     }
-    expect(await ctx.services.users.findUserByEmail(adminUser.email)).toMatchObject({
+    expect(await ctx.services.users.findUser(adminUser.email)).toMatchObject({
       role: 'global_admin',
       status: 'active',
     })
@@ -66,7 +66,7 @@ describe('Organization → Users', () => {
     expect(textOf(res)).toContain('Copy this password now: it is shown only once')
     const password = /id="new-password"[^>]*value="([^"]+)"/.exec(res.body)?.[1] as string
     expect(password).toMatch(/^[0-9A-Za-z]{20}$/)
-    expect(await ctx.services.users.findUserByEmail('grace@example.com')).toMatchObject({ role: 'editor' })
+    expect(await ctx.services.users.findUser('grace@example.com')).toMatchObject({ role: 'editor' })
     expect((await new DashboardClient(app).signIn('grace@example.com', password)).statusCode).toBe(303)
     expect((await admin.get('/admin/users')).body).not.toContain(password)
   })

@@ -1,19 +1,17 @@
-import type { FastifyInstance } from 'fastify'
-import { NotFoundError, ValidationError } from '../../errors.js'
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
+import type { CookieSerializeOptions } from '@fastify/cookie'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { ValidationError } from '../../errors.js'
 import type { Services } from '../../services/index.js'
 import { url } from '../html.js'
-import { field, pathParam, redirectWithFlash, signedIn } from '../requests.js'
+import { field, pathParam, redirectWithFlash, seeOther, signedIn } from '../requests.js'
+import { SESSION_COOKIE } from '../security.js'
 import { keyCreatedPage, keysPage, newKeyPage, revokeKeyPage } from '../views/keys.js'
 import { sendPage } from '../views/layout.js'
 
 /** Organization → API keys: global admins only. */
 export function registerKeyRoutes(app: FastifyInstance, services: Services): void {
   const access = { access: 'organization' } as const
-  const findKey = async (id: string) => {
-    const key = (await services.keys.listApiKeys()).find((candidate) => candidate.id === id)
-    if (!key) throw new NotFoundError(`API key '${id}' not found`)
-    return key
-  }
 
   app.get('/keys', { config: access }, async (request, reply) =>
     sendPage(reply, keysPage({ session: signedIn(request), keys: await services.keys.listApiKeys() })),
@@ -23,20 +21,36 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
     sendPage(reply, newKeyPage({ session: signedIn(request) })),
   )
 
-  // The key is shown in this response and never again: no redirect, so it never sits in a URL,
-  // a session or a cache (dashboard pages are all `no-store`).
+  // Post/Redirect/Get, so that reloading the page cannot create a second key. The key travels to
+  // the next page in a short-lived cookie for that page alone, encrypted with the session's token,
+  // which only the browser holds: the server never stores the key, and the page shows it once.
   app.post('/keys', { config: access }, async (request, reply) => {
     const session = signedIn(request)
     const name = field(request, 'name')
     try {
       const { key, plainKey } = await services.keys.createApiKey({ name, userEmail: session.user.email })
-      const apiBase = `${request.protocol}://${request.host}`
-      return sendPage(reply, keyCreatedPage({ session, key, plainKey, apiBase }), 201)
+      reply.setCookie(NEW_KEY_COOKIE, sealNewKey(request, key.id, plainKey), newKeyCookieOptions(request))
+      return seeOther(reply, url`/admin/keys/created`)
     } catch (error) {
       if (error instanceof ValidationError)
         return sendPage(reply, newKeyPage({ session, name, problems: error.problems }), 422)
       throw error
     }
+  })
+
+  app.get('/keys/created', { config: access }, async (request, reply) => {
+    const session = signedIn(request)
+    const sealed = request.cookies[NEW_KEY_COOKIE]
+    reply.clearCookie(NEW_KEY_COOKIE, newKeyCookieOptions(request))
+    const opened = sealed === undefined ? undefined : openNewKey(request, sealed)
+    const key = opened && (await services.keys.listApiKeys()).find((k) => k.id === opened.keyId)
+    if (!opened || !key)
+      return redirectWithFlash(services.sessions, request, reply, url`/admin/keys`, {
+        kind: 'error',
+        text: 'A new key is shown only once, and Lectern does not keep it. If it was not copied, revoke it and create another.',
+      })
+    const apiBase = `${request.protocol}://${request.host}`
+    return sendPage(reply, keyCreatedPage({ session, key, plainKey: opened.plainKey, apiBase }))
   })
 
   for (const [action, change, done] of [
@@ -48,7 +62,7 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
     ['activate', services.keys.activateApiKey, 'activated: programs can use it again'],
   ] as const) {
     app.post(`/keys/:id/${action}`, { config: access }, async (request, reply) => {
-      const key = await findKey(pathParam(request, 'id'))
+      const key = await services.keys.findApiKey(pathParam(request, 'id'))
       try {
         await change(key.id)
       } catch (error) {
@@ -68,16 +82,60 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
   app.get('/keys/:id/revoke', { config: access }, async (request, reply) =>
     sendPage(
       reply,
-      revokeKeyPage({ session: signedIn(request), key: await findKey(pathParam(request, 'id')) }),
+      revokeKeyPage({
+        session: signedIn(request),
+        key: await services.keys.findApiKey(pathParam(request, 'id')),
+      }),
     ),
   )
 
   app.post('/keys/:id/revoke', { config: access }, async (request, reply) => {
-    const key = await findKey(pathParam(request, 'id'))
+    const key = await services.keys.findApiKey(pathParam(request, 'id'))
     await services.keys.revokeApiKey(key.id)
     return redirectWithFlash(services.sessions, request, reply, url`/admin/keys`, {
       kind: 'success',
       text: `Key “${key.name}” revoked: it is refused from now on.`,
     })
   })
+}
+
+/** Carries a new key from its POST to the page that shows it, once. */
+const NEW_KEY_COOKIE = 'lectern_new_key'
+
+function newKeyCookieOptions(request: FastifyRequest): CookieSerializeOptions {
+  return {
+    path: '/admin/keys/created',
+    httpOnly: true,
+    sameSite: 'strict',
+    secure: request.protocol === 'https' || request.headers['x-forwarded-proto'] === 'https',
+    maxAge: 300,
+  }
+}
+
+/** AES-256-GCM under a key derived from the session cookie: useless without the browser's session. */
+function cookieKey(request: FastifyRequest): Buffer {
+  return createHash('sha256')
+    .update(`lectern new key|${request.cookies[SESSION_COOKIE] ?? ''}`)
+    .digest()
+}
+
+function sealNewKey(request: FastifyRequest, keyId: string, plainKey: string): string {
+  const iv = randomBytes(12)
+  const cipher = createCipheriv('aes-256-gcm', cookieKey(request), iv)
+  const sealed = Buffer.concat([cipher.update(`${keyId} ${plainKey}`, 'utf8'), cipher.final()])
+  return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url')
+}
+
+/** The key sealed by `sealNewKey` in this session, or undefined for anything else. */
+function openNewKey(request: FastifyRequest, value: string): { keyId: string; plainKey: string } | undefined {
+  try {
+    const raw = Buffer.from(value, 'base64url')
+    const decipher = createDecipheriv('aes-256-gcm', cookieKey(request), raw.subarray(0, 12))
+    decipher.setAuthTag(raw.subarray(12, 28))
+    const text = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')
+    const [keyId, plainKey] = text.split(' ')
+    return keyId && plainKey ? { keyId, plainKey } : undefined
+  } catch {
+    return undefined
+  }
 }

@@ -6,7 +6,7 @@ import type { UserView } from '../../services/users.js'
 import { url } from '../html.js'
 import { field, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { sendPage } from '../views/layout.js'
-import { deleteUserPage, type KeyCounts, newUserPage, userCreatedPage, usersPage } from '../views/users.js'
+import { deleteUserPage, newUserPage, userCreatedPage, usersPage } from '../views/users.js'
 
 /** What a role change means for the user's API keys, as the confirmation says it. */
 const ROLE_CHANGES: Record<Role, string> = {
@@ -19,19 +19,6 @@ const ROLE_CHANGES: Record<Role, string> = {
 export function registerUserRoutes(app: FastifyInstance, services: Services): void {
   const access = { access: 'organization' } as const
 
-  /** Each creator's keys, by email. */
-  const keyCounts = async () => {
-    const counts = new Map<string, KeyCounts>()
-    for (const key of await services.keys.listApiKeys()) {
-      if (key.createdBy === null) continue
-      const count = counts.get(key.createdBy) ?? { active: 0, total: 0 }
-      count.total++
-      if (key.status === 'active') count.active++
-      counts.set(key.createdBy, count)
-    }
-    return counts
-  }
-
   /**
    * Applies a change to the user of the route and says what it did. The services refuse changes that
    * would leave no enabled global admin; that refusal is shown as it is. A user who takes away their
@@ -43,7 +30,7 @@ export function registerUserRoutes(app: FastifyInstance, services: Services): vo
     apply: (user: UserView) => Promise<string>,
   ) => {
     const session = signedIn(request)
-    const user = await services.users.findUserById(pathParam(request, 'id'))
+    const user = await services.users.findUser({ id: pathParam(request, 'id') })
     let text: string
     try {
       text = await apply(user)
@@ -55,7 +42,7 @@ export function registerUserRoutes(app: FastifyInstance, services: Services): vo
       })
     }
     const self = user.id === session.user.id
-    const after = self ? (await services.users.listUsers()).find((other) => other.id === user.id) : undefined
+    const after = self ? await services.users.findUser({ id: user.id }).catch(() => undefined) : undefined
     const stillAdmin = !self || (after?.role === 'global_admin' && after.status === 'active')
     return redirectWithFlash(
       services.sessions,
@@ -75,7 +62,7 @@ export function registerUserRoutes(app: FastifyInstance, services: Services): vo
       usersPage({
         session: signedIn(request),
         users: await services.users.listUsers(),
-        keys: await keyCounts(),
+        keys: await services.keys.countKeysByCreator(),
       }),
     ),
   )
@@ -105,7 +92,7 @@ export function registerUserRoutes(app: FastifyInstance, services: Services): vo
 
   app.post('/users/:id/role', { config: access }, (request, reply) =>
     change(request, reply, async (user) => {
-      const updated = await services.users.setRole(user.email, field(request, 'role'))
+      const updated = await services.users.setRole({ id: user.id }, field(request, 'role'))
       if (updated.role === user.role) return `${user.email} already had that role.`
       return `${user.email} is now ${ROLE_CHANGES[updated.role]} from their next request.`
     }),
@@ -113,27 +100,27 @@ export function registerUserRoutes(app: FastifyInstance, services: Services): vo
 
   app.post('/users/:id/disable', { config: access }, (request, reply) =>
     change(request, reply, async (user) => {
-      await services.users.disableUser(user.email)
+      await services.users.disableUser({ id: user.id })
       return `${user.email} is disabled: they are signed out, and their API keys are refused as inactive until you enable them again.`
     }),
   )
 
   app.post('/users/:id/enable', { config: access }, (request, reply) =>
     change(request, reply, async (user) => {
-      await services.users.enableUser(user.email)
+      await services.users.enableUser({ id: user.id })
       return `${user.email} is enabled: they can sign in, and their active API keys work again.`
     }),
   )
 
   app.get('/users/:id/delete', { config: access }, async (request, reply) => {
-    const user = await services.users.findUserById(pathParam(request, 'id'))
-    const keys = (await keyCounts()).get(user.email) ?? { active: 0, total: 0 }
+    const user = await services.users.findUser({ id: pathParam(request, 'id') })
+    const keys = (await services.keys.countKeysByCreator()).get(user.email) ?? { active: 0, total: 0 }
     return sendPage(reply, deleteUserPage({ session: signedIn(request), user, keys }))
   })
 
   app.post('/users/:id/delete', { config: access }, (request, reply) =>
     change(request, reply, async (user) => {
-      await services.users.deleteUser(user.email)
+      await services.users.deleteUser({ id: user.id })
       return `${user.email} is deleted, and their API keys are revoked.`
     }),
   )

@@ -1,3 +1,4 @@
+import type { KeyCounts } from '../../services/keys.js'
 import { ROLES, type Role } from '../../services/roles.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { MIN_PASSWORD_LENGTH, type UserView } from '../../services/users.js'
@@ -15,25 +16,39 @@ import {
 } from './components.js'
 import { layout, ROLE_LABELS } from './layout.js'
 
-/** What each role may do, in the dashboard and through the API keys its holder creates (SPEC §1.5). */
+/**
+ * What each role may do in the dashboard, and what API keys made by its holder read (SPEC §1.5).
+ * Only global admins create keys; a key follows its creator's current role, so the keys of an admin
+ * who was made an editor or a viewer keep working with the narrower reach.
+ */
 export const ROLE_EFFECTS: Record<Role, string> = {
   global_admin:
-    'Manages everything, users and API keys included. Their API keys read forms, submissions, pages and redirects.',
+    'Manages everything, users and API keys included. The API keys they create read forms, submissions, pages and redirects.',
   editor:
-    'Manages forms, pages and redirects, but never sees submissions (they hold personal data). Their API keys read forms, pages and redirects.',
-  viewer: 'Reads pages and redirects. Their API keys read pages and redirects only.',
+    'Manages forms, pages and redirects, but never sees submissions (they hold personal data). Cannot create API keys; keys they made as a global admin now read forms, pages and redirects only.',
+  viewer:
+    'Reads pages and redirects. Cannot create API keys; keys they made as a global admin now read pages and redirects only.',
 }
 
 /** A user's API keys, counted for the list and the delete confirmation. */
-export interface KeyCounts {
-  active: number
-  total: number
-}
 
 const keysText = (counts: KeyCounts) =>
   counts.total === 0 ? 'None' : `${counts.active} active of ${counts.total}`
 
-function roleForm(user: UserView, csrf: string): SafeHtml {
+/**
+ * The one enabled global admin, when there is exactly one: the services refuse to demote, disable or
+ * delete them (a site must keep an admin), so their row offers none of that.
+ */
+function lastAdminId(users: UserView[]): string | undefined {
+  const admins = users.filter((user) => user.role === 'global_admin' && user.status === 'active')
+  return admins.length === 1 ? admins[0]?.id : undefined
+}
+
+const LAST_ADMIN_NOTE = 'The last global admin: add another before changing, disabling or deleting this one.'
+
+function roleForm(user: UserView, csrf: string, lastAdmin: boolean): SafeHtml {
+  if (lastAdmin)
+    return html`${ROLE_LABELS[user.role]} <span class="visually-hidden">(${LAST_ADMIN_NOTE})</span>`
   const id = `role-${user.id}`
   return html`<form class="inline role-form" method="post" action="${url`/admin/users/${user.id}/role`}">
   ${csrfField(csrf)}
@@ -46,7 +61,8 @@ function roleForm(user: UserView, csrf: string): SafeHtml {
 </form>`
 }
 
-function userActions(user: UserView, csrf: string): SafeHtml {
+function userActions(user: UserView, csrf: string, lastAdmin: boolean): SafeHtml {
+  if (lastAdmin) return html`<span class="hint">${LAST_ADMIN_NOTE}</span>`
   return rowActions({
     subject: user.email,
     toggle: switchButton({
@@ -66,6 +82,7 @@ export function usersPage(input: {
   keys: Map<string, KeyCounts>
 }): SafeHtml {
   const { session } = input
+  const lastAdmin = lastAdminId(input.users)
   return layout({
     title: 'Users',
     session,
@@ -85,11 +102,11 @@ ${table({
   rowIds: input.users.map((user) => `user-${user.id}`),
   rows: input.users.map((user) => [
     html`<strong>${user.email}</strong>${user.id === session.user.id ? html` ${badge('You', 'neutral')}` : ''}`,
-    roleForm(user, session.csrfToken),
+    roleForm(user, session.csrfToken, user.id === lastAdmin),
     user.status === 'active' ? badge('Active', 'good') : badge('Disabled', 'warn'),
     keysText(input.keys.get(user.email) ?? { active: 0, total: 0 }),
     timestamp(user.createdAt),
-    userActions(user, session.csrfToken),
+    userActions(user, session.csrfToken, user.id === lastAdmin),
   ]),
 })}`,
   })
