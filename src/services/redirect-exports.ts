@@ -63,17 +63,20 @@ export function redirectExportProblem(
 /**
  * Writes resolved redirects (chains already flattened by the matcher: each rule is the matcher's
  * answer for its `fromPath`) in `format`, as text chunks, one pass over `rules`, so that 100,000
- * redirects stream in linear time (nginx alone holds and sorts them first, see its writer). Every format gives the answers of SPEC §2.1 when served; what
- * each server needs for that is said beside its writer. Paths reach a file only encoded or escaped
- * for that file, so no path can add a directive. Throws when {@link redirectExportProblem} says so.
+ * redirects stream in linear time (nginx alone holds and sorts them first, see its writer). Every
+ * format gives the answers of SPEC §2.1 when served; what each server needs for that is said beside
+ * its writer. Paths reach a file only encoded or escaped for that file, so no path can add a
+ * directive; a `fromPath` holding a control character (which SPEC §2 refuses, and which could end a
+ * line) is left out. Throws when {@link redirectExportProblem} says so.
  */
 export function* exportRedirects(
   format: RedirectExportFormat,
-  rules: Iterable<ResolvedRedirect>,
+  allRules: Iterable<ResolvedRedirect>,
   options: RedirectExportOptions = {},
 ): Generator<string> {
   const problem = redirectExportProblem(format, options)
   if (problem !== null) throw new Error(problem)
+  const rules = withoutControlCharacters(allRules)
   switch (format) {
     case 'csv':
       yield* csv(rules)
@@ -100,6 +103,19 @@ export function* exportRedirects(
       yield* cloudflare(rules, options.host as string)
       return
   }
+}
+
+/** Whether `text` holds U+0000–U+001F or U+007F, characters that could end a line of a config file. */
+export function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code <= 0x1f || code === 0x7f) return true
+  }
+  return false
+}
+
+function* withoutControlCharacters(rules: Iterable<ResolvedRedirect>): Generator<ResolvedRedirect> {
+  for (const rule of rules) if (!hasControlCharacter(rule.fromPath)) yield rule
 }
 
 const typeOf = (rule: ResolvedRedirect) => (rule.status === 301 ? 'permanent' : 'temporary')

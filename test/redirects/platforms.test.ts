@@ -1,7 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { parse } from 'csv-parse/sync'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { exportRedirects, type RedirectExportFormat } from '../../src/services/redirect-exports.js'
+import {
+  exportRedirects,
+  hasControlCharacter,
+  type RedirectExportFormat,
+} from '../../src/services/redirect-exports.js'
 import { createRedirectMatcher, type RedirectAnswer } from '../../src/services/redirect-matcher.js'
 import { caseFile } from './support.js'
 
@@ -125,3 +130,62 @@ for (const platform of PLATFORMS) {
     })
   })
 }
+
+pure('every export, whatever the paths hold', () => {
+  // Any text at all, quotes, braces, `$`, `%`, newlines and other control characters included.
+  const hostilePath = fc
+    .string({
+      unit: fc.constantFrom(
+        '"',
+        "'",
+        '`',
+        '{',
+        '}',
+        '$',
+        '%',
+        ';',
+        ' ',
+        '\n',
+        '\r',
+        '\\',
+        '#',
+        'a',
+        'ü',
+        '/',
+        '*',
+        ':',
+      ),
+    })
+    .map((text) => `/${text}`)
+
+  it('writes one line per redirect in the line-based formats, so no path can add a directive', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(hostilePath, { maxLength: 8 }), (paths) => {
+        const rules = [
+          ...createRedirectMatcher(
+            paths.map((fromPath) => ({ fromPath, toPath: `${fromPath}/x`, type: 'permanent' })),
+          ).rules(),
+        ]
+        const exportable = rules.filter((rule) => !hasControlCharacter(rule.fromPath)).length
+        const lines = (format: RedirectExportFormat) =>
+          [...exportRedirects(format, rules, { host: HOST })]
+            .join('')
+            .split('\n')
+            .filter((line) => line !== '').length
+        // Header lines: nginx and netlify 1; apache 2; caddy 1 + map open/default/close + 4 redir lines.
+        expect(lines('nginx')).toBe(1 + exportable)
+        expect(lines('netlify')).toBe(1 + exportable)
+        expect(lines('apache')).toBe(2 + exportable)
+        const special = rules.filter(
+          (rule) => !hasControlCharacter(rule.fromPath) && rule.fromPath.includes('{$'),
+        ).length
+        expect(lines('caddy')).toBe(1 + 3 + 4 + (exportable - special) + 4 * special)
+        expect(parse([...exportRedirects('cloudflare', rules, { host: HOST })].join(''))).toHaveLength(
+          exportable,
+        )
+        expect(JSON.parse([...exportRedirects('vercel', rules)].join('')).redirects).toHaveLength(exportable)
+      }),
+      { numRuns: 300 },
+    )
+  })
+})
