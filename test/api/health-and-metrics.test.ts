@@ -37,6 +37,8 @@ describe('health, readiness and metrics', () => {
     const limited = await ctx.app.inject({ url: '/api/v1/forms', headers })
     expect(limited.statusCode).toBe(429)
 
+    // inject() comes from 127.0.0.1: a direct local connection, which the default metrics access serves
+    // (who else may read them: test/hardening/metrics-access.test.ts).
     const page = await ctx.app.inject({ url: '/metrics' })
     expect(page.statusCode).toBe(200)
     expect(page.headers['content-type']).toContain('text/plain')
