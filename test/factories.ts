@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Database, Flag } from '../src/db/tables.js'
 import { newId, randomBase62 } from '../src/ids.js'
-import { hashApiKey, KEY_PREFIX } from '../src/services/keys.js'
+import { hashApiKey, KEY_PREFIX, keyDisplayPrefix } from '../src/services/keys.js'
 import type { Role } from '../src/services/roles.js'
 import { now } from '../src/time.js'
 
@@ -39,7 +39,7 @@ export async function buildApiKey(
   const row = {
     id: newId('key'),
     name: input.name ?? 'test key',
-    prefix: plainKey.slice(0, 12),
+    prefix: keyDisplayPrefix(plainKey),
     key_hash: hashApiKey(plainKey),
     created_by: userId,
     is_active: flag(input.active ?? true),

@@ -221,19 +221,20 @@ export function describeSecuritySuite(endpoint: SecuredEndpoint, style: ErrorSty
       expect401(await request(app, `${path}?pageSize=0`, `Bearer ${unknownKey()}`), 'invalid_api_key', true)
     })
 
-    it('checks the permission before the query parameters', async () => {
-      const lacking = (Object.keys(SPEC_ROLE_PERMISSIONS) as SpecRole[]).find(
-        (role) => !SPEC_ROLE_PERMISSIONS[role].includes(permission),
-      )
-      if (lacking === undefined) return
-      const key = await buildApiKey(ctx.database.db, { role: lacking })
-      expectError(
-        await request(app, `${path}?pageSize=0`, key.authorization),
-        403,
-        'insufficient_permissions',
-        style,
-      )
-    })
+    // Every role reads pages and redirects: there, no role lacks the permission and the check is moot.
+    const lacking = (Object.keys(SPEC_ROLE_PERMISSIONS) as SpecRole[]).find(
+      (role) => !SPEC_ROLE_PERMISSIONS[role].includes(permission),
+    )
+    if (lacking !== undefined)
+      it(`checks the permission before the query parameters (a ${lacking} key)`, async () => {
+        const key = await buildApiKey(ctx.database.db, { role: lacking })
+        expectError(
+          await request(app, `${path}?pageSize=0`, key.authorization),
+          403,
+          'insufficient_permissions',
+          style,
+        )
+      })
 
     it('answers HEAD without a key with 401, the challenge and an empty body', async () => {
       const res = await request(app, path, undefined, { method: 'HEAD' })

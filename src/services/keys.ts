@@ -5,11 +5,11 @@ import { NotFoundError, ValidationError } from '../errors.js'
 import { isSafeId, newId, randomBase62 } from '../ids.js'
 import { characterProblem, FIELD_LIMITS } from '../limits.js'
 import { formatTimestamp, now } from '../time.js'
+import { type Actor, recordAudit } from './audit.js'
 import { normalizeEmail } from './users.js'
 
 export const KEY_PREFIX = 'lk_live_'
 const KEY_RANDOM_LENGTH = 40
-/** Characters of the key kept for display: `lk_live_` plus four random characters. */
 const DISPLAY_PREFIX_LENGTH = KEY_PREFIX.length + 4
 /** A token that cannot be a key is refused without touching the database. */
 const KEY_SHAPE = /^lk_live_[0-9A-Za-z]{32,128}$/
@@ -47,6 +47,11 @@ export type KeyCheck =
   | { status: 'invalid' }
   | { status: 'inactive' }
 
+/** The part of a key kept in clear to tell keys apart in lists: `lk_live_` plus four characters. */
+export function keyDisplayPrefix(plainKey: string): string {
+  return plainKey.slice(0, DISPLAY_PREFIX_LENGTH)
+}
+
 export function hashApiKey(plainKey: string): string {
   return createHash('sha256').update(plainKey).digest('hex')
 }
@@ -81,25 +86,33 @@ export function createKeyService(database: DatabaseHandle) {
     if (!isSafeId(id)) throw new NotFoundError(`API key '${id}' not found`)
     const row = await db
       .selectFrom('api_keys')
-      .select(['id', 'revoked_at'])
+      .select(['id', 'name', 'revoked_at'])
       .where('id', '=', id)
       .executeTakeFirst()
     if (!row) throw new NotFoundError(`API key '${id}' not found`)
     return row
   }
 
-  const setActive = async (id: string, active: boolean) => {
+  const setActive = async (id: string, active: boolean, actor: Actor) => {
     const row = await findKey(id)
     if (row.revoked_at !== null) {
       throw new ValidationError(
         `API key '${id}' is revoked; a revoked key cannot be ${active ? 'activated' : 'deactivated'}`,
       )
     }
-    await db
-      .updateTable('api_keys')
-      .set({ is_active: active ? 1 : 0 })
-      .where('id', '=', id)
-      .execute()
+    await db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('api_keys')
+        .set({ is_active: active ? 1 : 0 })
+        .where('id', '=', id)
+        .execute()
+      await recordAudit(trx, {
+        actor,
+        action: active ? 'key.activated' : 'key.deactivated',
+        target: id,
+        detail: { name: row.name },
+      })
+    })
   }
 
   const keyViews = () =>
@@ -156,9 +169,10 @@ export function createKeyService(database: DatabaseHandle) {
   return {
     /**
      * Creates a key for a global admin. `userEmail` may be omitted when exactly one enabled global
-     * admin exists. Returns the plain key, which is not stored and cannot be shown again.
+     * admin exists. Returns the plain key, which is not stored and cannot be shown again. The audit
+     * entry (`key.created`, by `actor`) is written in the same transaction.
      */
-    async createApiKey(input: { name: string; userEmail?: string }) {
+    async createApiKey(input: { name: string; userEmail?: string }, actor: Actor = 'cli') {
       const name = input.name.trim()
       if (name.length === 0 || name.length > FIELD_LIMITS.keyName)
         throw new ValidationError(`Key name must be 1 to ${FIELD_LIMITS.keyName} characters`)
@@ -169,7 +183,7 @@ export function createKeyService(database: DatabaseHandle) {
       const row = {
         id: newId('key'),
         name,
-        prefix: plainKey.slice(0, DISPLAY_PREFIX_LENGTH),
+        prefix: keyDisplayPrefix(plainKey),
         key_hash: hashApiKey(plainKey),
         created_by: creator.id,
         is_active: 1 as const,
@@ -177,7 +191,15 @@ export function createKeyService(database: DatabaseHandle) {
         created_at: now(),
         last_used_at: null,
       }
-      await db.insertInto('api_keys').values(row).execute()
+      await db.transaction().execute(async (trx) => {
+        await trx.insertInto('api_keys').values(row).execute()
+        await recordAudit(trx, {
+          actor,
+          action: 'key.created',
+          target: row.id,
+          detail: { name, prefix: row.prefix, owner: creator.email },
+        })
+      })
       const key: ApiKeyView = {
         id: row.id,
         name,
@@ -227,18 +249,25 @@ export function createKeyService(database: DatabaseHandle) {
       )
     },
 
-    deactivateApiKey: (id: string) => setActive(id, false),
-    activateApiKey: (id: string) => setActive(id, true),
+    deactivateApiKey: (id: string, actor: Actor = 'cli') => setActive(id, false, actor),
+    activateApiKey: (id: string, actor: Actor = 'cli') => setActive(id, true, actor),
 
-    /** Revokes a key for good. Revoking twice is harmless and keeps the first revocation time. */
-    revokeApiKey: async (id: string) => {
-      await findKey(id)
-      await db
-        .updateTable('api_keys')
-        .set({ revoked_at: now(), is_active: 0 })
-        .where('id', '=', id)
-        .where('revoked_at', 'is', null)
-        .execute()
+    /**
+     * Revokes a key for good. Revoking twice is harmless and keeps the first revocation time; only
+     * the first revocation is audited.
+     */
+    revokeApiKey: async (id: string, actor: Actor = 'cli') => {
+      const row = await findKey(id)
+      await db.transaction().execute(async (trx) => {
+        const result = await trx
+          .updateTable('api_keys')
+          .set({ revoked_at: now(), is_active: 0 })
+          .where('id', '=', id)
+          .where('revoked_at', 'is', null)
+          .executeTakeFirst()
+        if (result.numUpdatedRows > 0n)
+          await recordAudit(trx, { actor, action: 'key.revoked', target: id, detail: { name: row.name } })
+      })
     },
 
     /**

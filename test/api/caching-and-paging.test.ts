@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ImportError } from '../../src/services/import/index.js'
 import { runCli } from '../cli/run-cli.js'
 import { buildApiKey, buildForm, buildRedirect } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
@@ -94,7 +95,7 @@ describe('cached responses and entity tags', () => {
         ],
       }),
     )
-    await expect(ctx.services.importer.importFile(bad)).rejects.toThrow()
+    await expect(ctx.services.importer.importFile(bad)).rejects.toBeInstanceOf(ImportError)
     expect(await redirectPaths()).not.toContain('/ok')
     await buildRedirect(ctx.database.db, { fromPath: '/after-refusal' })
     expect(await redirectPaths()).toContain('/after-refusal')

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ValidationError } from '../../src/errors.js'
 import { buildApiKey, buildForm, buildUser } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { expectError, expectList, GENEROUS_LIMITS, request, TIMESTAMP } from '../security-suite.js'
@@ -37,7 +38,7 @@ describe('key and user changes take effect on the very next request', () => {
   it('keeps a revoked key rejected even after an attempt to activate it', async () => {
     const { key } = await adminWithKey()
     await ctx.services.keys.revokeApiKey(key.id)
-    await expect(ctx.services.keys.activateApiKey(key.id)).rejects.toThrow()
+    await expect(ctx.services.keys.activateApiKey(key.id)).rejects.toThrow(ValidationError)
     expectError(await request(app, '/api/v1/forms', key.authorization), 401, 'invalid_api_key')
   })
 

@@ -1,6 +1,6 @@
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { buildApiKey, buildForm, buildSubmission } from '../factories.js'
 import { createTestContext, TEST_DIALECT, type TestContext } from '../harness.js'
 import { expectError, expectList, GENEROUS_LIMITS, request } from '../security-suite.js'
@@ -12,11 +12,12 @@ describe('internal errors and an unavailable database', () => {
   let ctx: TestContext
   let auth: string
 
-  beforeAll(async () => {
+  // Each test breaks the database its own way, so each gets a database of its own.
+  beforeEach(async () => {
     ctx = await createTestContext(GENEROUS_LIMITS)
     auth = (await buildApiKey(ctx.database.db)).authorization
   })
-  afterAll(() => ctx.close())
+  afterEach(() => ctx.close())
 
   it('answers a failure inside a handler with a bare 500 internal_error, no stack trace and no detail', async () => {
     await buildForm(ctx.database.db, { id: 'form_corrupt' })
@@ -42,6 +43,8 @@ describe('internal errors and an unavailable database', () => {
   })
 
   it('keeps answering other requests after a 500', async () => {
+    await sql`DROP TABLE redirects`.execute(ctx.database.db)
+    expectError(await request(ctx.app, '/api/v1/page-builder/redirects', auth), 500, 'internal_error')
     expectList(await request(ctx.app, '/api/v1/page-builder', auth))
   })
 
