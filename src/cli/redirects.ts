@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { open, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
+import { Readable } from 'node:stream'
 import { type Command, InvalidArgumentError, Option } from 'commander'
 import { ValidationError } from '../errors.js'
 import type { RedirectApplier } from '../services/redirect-applier.js'
@@ -73,10 +74,7 @@ export function registerRedirectCommands(program: Command): void {
       await withServices(async ({ redirectApplier }) => {
         if (flags.output === undefined) {
           const matcher = await redirectApplier.buildMatcher()
-          for (const chunk of exportRedirects(flags.format, matcher.rules(), options)) {
-            if (!process.stdout.write(chunk))
-              await new Promise<void>((done) => process.stdout.once('drain', () => done()))
-          }
+          await writeToStdout(exportRedirects(flags.format, matcher.rules(), options))
           return
         }
         const writer = createExportWriter(redirectApplier, flags, options, resolve(flags.output))
@@ -87,6 +85,28 @@ export function registerRedirectCommands(program: Command): void {
         await watch(writer, redirectApplier, flags.interval)
       })
     })
+}
+
+/**
+ * Streams `chunks` to stdout with back-pressure. A reader that stops early (`| head`) closes the
+ * pipe: that ends the export quietly instead of with an EPIPE error.
+ */
+function writeToStdout(chunks: Iterable<string>): Promise<void> {
+  return new Promise((done, fail) => {
+    const source = Readable.from(chunks)
+    const onError = (error: NodeJS.ErrnoException) => {
+      source.destroy()
+      if (error.code === 'EPIPE') done()
+      else fail(error)
+    }
+    process.stdout.once('error', onError)
+    source.once('error', fail)
+    source.once('end', () => {
+      process.stdout.off('error', onError)
+      done()
+    })
+    source.pipe(process.stdout, { end: false })
+  })
 }
 
 /** Writes the export to `file` and runs `--then`, skipping both when the content is unchanged. */
