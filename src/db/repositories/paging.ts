@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import type { PreparedQuery } from '../prepared.js'
 
 /** The order key of a list row: every list orders by (created_at, id), ascending or descending. */
@@ -27,25 +28,6 @@ interface Cached<T> {
  * (20, 100), so most pages start exactly on a remembered key and skip nothing. */
 const STEP = 20
 
-/** A small LRU map: deletes the least recently used entry beyond `capacity`. */
-class Lru<K, V> {
-  private readonly map = new Map<K, V>()
-  constructor(private readonly capacity: number) {}
-  get(key: K): V | undefined {
-    const value = this.map.get(key)
-    if (value !== undefined) {
-      this.map.delete(key)
-      this.map.set(key, value)
-    }
-    return value
-  }
-  set(key: K, value: V): void {
-    this.map.delete(key)
-    this.map.set(key, value)
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K)
-  }
-}
-
 /**
  * Pages through one ordered list without `COUNT(*)` or deep `OFFSET` on every request. Totals and a
  * position index (the order key of every 20th row) are kept per content version: while the
@@ -54,8 +36,8 @@ class Lru<K, V> {
  * (callers that cannot say which version they read) nothing is cached and plain OFFSET is used.
  */
 export class KeysetPager<Row> {
-  private readonly totals = new Lru<string, Cached<number>>(256)
-  private readonly indexes = new Lru<string, Cached<OrderKey[]>>(32)
+  private readonly totals = new LRUCache<string, Cached<number>>({ max: 256 })
+  private readonly indexes = new LRUCache<string, Cached<OrderKey[]>>({ max: 32 })
   private readonly building = new Map<string, Promise<OrderKey[]>>()
 
   constructor(private readonly queries: PagerQueries<Row>) {}

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
 
 interface Entry {
   version: number
@@ -15,38 +16,29 @@ interface Entry {
  * after a change, on any instance. Bounded by total size (least recently used entries go first).
  */
 export class ResponseCache {
-  private readonly entries = new Map<string, Entry>()
-  private bytes = 0
+  private readonly entries: LRUCache<string, Entry>
 
-  constructor(private readonly maxBytes = 16 * 1024 * 1024) {}
+  constructor(maxBytes = 16 * 1024 * 1024) {
+    this.entries = new LRUCache<string, Entry>({
+      maxSize: maxBytes,
+      sizeCalculation: (entry) => Math.max(1, entry.body.length),
+      // A response larger than an eighth of the cache would evict too much to be worth keeping.
+      maxEntrySize: maxBytes / 8,
+    })
+  }
 
   get(key: string, version: number): Buffer | undefined {
     const entry = this.entries.get(key)
     if (entry === undefined) return undefined
-    this.entries.delete(key)
     if (entry.version !== version) {
-      this.bytes -= entry.body.length
+      this.entries.delete(key)
       return undefined
     }
-    this.entries.set(key, entry)
     return entry.body
   }
 
   set(key: string, version: number, body: Buffer): void {
-    // A response larger than an eighth of the cache would evict too much to be worth keeping.
-    if (body.length > this.maxBytes / 8) return
-    const previous = this.entries.get(key)
-    if (previous) {
-      this.entries.delete(key)
-      this.bytes -= previous.body.length
-    }
     this.entries.set(key, { version, body })
-    this.bytes += body.length
-    for (const [oldest, entry] of this.entries) {
-      if (this.bytes <= this.maxBytes) break
-      this.entries.delete(oldest)
-      this.bytes -= entry.body.length
-    }
   }
 }
 
