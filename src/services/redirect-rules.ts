@@ -1,3 +1,4 @@
+import { FIELD_LIMITS } from '../limits.js'
 /**
  * The redirect rules of SPEC §2 as pure functions over plain `{ fromPath, toPath }` pairs, so that
  * the importer, the dashboard and the CLI all judge redirects the same way, without I/O.
@@ -37,7 +38,7 @@ export interface RedirectChainSummary {
 }
 
 /** The longest path a redirect may hold; longer URLs are rejected by browsers and proxies alike. */
-export const MAX_REDIRECT_PATH_LENGTH = 2048
+export const MAX_REDIRECT_PATH_LENGTH = FIELD_LIMITS.path
 
 /** Routes longer than this many paths are shortened in messages: the first few, a count, the last. */
 export const ROUTE_HEAD = 6

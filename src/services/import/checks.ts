@@ -91,29 +91,35 @@ export async function checkPagePaths(
   pages: KeptRecords<'path'>,
   findings: Findings,
 ): Promise<void> {
-  // Path → the order of the first page of the file that has it.
-  const byPath = new Map<string, number>()
-  for (const slot of pages.inFileOrder()) {
+  // Sorted by path (no second map of a million paths): a path's pages are neighbours, first in file
+  // order first. `holders` are the first page of each path, still sorted by path.
+  const holders: number[] = []
+  let previous: number | undefined
+  for (const slot of pages.byField('path')) {
     const path = pages.fieldAt(slot, 'path')
-    const order = pages.orderAt(slot)
-    const holder = byPath.get(path)
-    if (holder !== undefined) {
-      findings.report(findings.locate(order, 'page'), {
+    if (previous !== undefined && pages.fieldAt(previous, 'path') === path) {
+      findings.report(findings.locate(pages.orderAt(slot), 'page'), {
         field: 'path',
-        message: `'${path}' is already the path of the page at ${describeLocation(findings.locate(holder, 'page'))}`,
+        message: `'${path}' is already the path of the page at ${describeLocation(findings.locate(pages.orderAt(previous), 'page'))}`,
       })
-    } else {
-      byPath.set(path, order)
+      continue
     }
+    holders.push(slot)
+    previous = slot
   }
-  for (const paths of chunks([...byPath.keys()], BATCH_SIZE)) {
-    const rows = await db.selectFrom('pages').select(['id', 'path']).where('path', 'in', paths).execute()
+  for (const batch of chunks(holders, BATCH_SIZE)) {
+    const byPath = new Map(batch.map((slot) => [pages.fieldAt(slot, 'path'), slot]))
+    const rows = await db
+      .selectFrom('pages')
+      .select(['id', 'path'])
+      .where('path', 'in', [...byPath.keys()])
+      .execute()
     for (const row of rows) {
       // A row this import replaces gives up its path; the file's own duplicates were found above.
       if (pages.has(row.id)) continue
-      const order = byPath.get(row.path)
-      if (order !== undefined) {
-        findings.report(findings.locate(order, 'page'), {
+      const slot = byPath.get(row.path)
+      if (slot !== undefined) {
+        findings.report(findings.locate(pages.orderAt(slot), 'page'), {
           field: 'path',
           message: `'${row.path}' is already the path of page '${row.id}' in the database`,
         })

@@ -3,8 +3,12 @@ import { MAX_RECORD_BYTES } from '../../limits.js'
 import { unreadableFileError } from './errors.js'
 import type { FieldProblem } from './locations.js'
 
-/** How many lines make one batch handed to the consumer. */
-const LINES_PER_BATCH = 2000
+/**
+ * How many lines make one batch handed to the consumer. Small: the records parsed from a batch are
+ * alive until it is consumed, and a big batch outlives young-generation collections and fills the
+ * old generation with garbage (2,000 lines cost ~30 MB of peak RSS over a million records).
+ */
+const LINES_PER_BATCH = 100
 
 /** A line that cannot be a record whatever it holds: too long, or not UTF-8. */
 export interface LineFault {
