@@ -3,6 +3,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { CsvError, parse } from 'csv-parse'
 import { stringify } from 'csv-stringify/sync'
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely'
+import { withBulkContentWrites } from '../db/bulk-writes.js'
 import { UniqueViolationError } from '../db/errors.js'
 import { takeLock } from '../db/locks.js'
 import { presentRedirect } from '../db/repositories/content.js'
@@ -69,7 +70,7 @@ const MAX_LISTED_PROBLEMS = 50
 /** Rows per CASE statement of a flattening: each row is compared with every branch. */
 const CASE_BATCH = 100
 /** Rows per multi-row statement of an import, a flattening or an export. */
-const WRITE_BATCH = 500
+const WRITE_BATCH = 250
 /** Rows per read when every redirect must be seen: small enough to read in a few milliseconds. */
 const READ_BATCH = 5000
 /** CSV rows checked between two turns of the event loop. */
@@ -315,6 +316,10 @@ export function createRedirectService(db: Kysely<Database>) {
     }
   }
 
+  /** A write of many redirects moves the content version once, not once per row (see `bulk-writes.ts`). */
+  const bulk = <T>(trx: Transaction<Database>, write: () => Promise<T>) =>
+    withBulkContentWrites(trx, ['redirects'], write)
+
   /**
    * Runs `prepare` (which reads every redirect, outside any transaction so that readers are not
    * held up), then `commit` under the lock, if no content changed in between; otherwise again.
@@ -329,12 +334,15 @@ export function createRedirectService(db: Kysely<Database>) {
       const prepared = await prepare(db)
       const outcome = await locked(async (trx) =>
         (await contentVersion(trx)) === version
-          ? { done: true as const, value: await commit(trx, prepared) }
+          ? { done: true as const, value: await bulk(trx, () => commit(trx, prepared)) }
           : { done: false as const },
       )
       if (outcome.done) return outcome.value
     }
-    return locked(async (trx) => commit(trx, await prepare(trx)))
+    return locked(async (trx) => {
+      const prepared = await prepare(trx)
+      return bulk(trx, () => commit(trx, prepared))
+    })
   }
 
   let analysed: { version: number; report: Omit<RedirectChainsReport, 'state'> } | undefined
