@@ -238,7 +238,6 @@ export function startApache(exported: string): Promise<RunningServer> {
 LoadModule mpm_event_module ${APACHE_MODULES}/mod_mpm_event.so
 LoadModule authz_core_module ${APACHE_MODULES}/mod_authz_core.so
 LoadModule rewrite_module ${APACHE_MODULES}/mod_rewrite.so
-LoadModule headers_module ${APACHE_MODULES}/mod_headers.so
 ${root ? 'User nobody\nGroup nogroup\n' : ''}PidFile "${join(dir, 'httpd.pid')}"
 DefaultRuntimeDir "${dir}"
 Mutex file:${dir} default
