@@ -8,7 +8,7 @@
 //
 // Runs the built server (`npm run build` first). Numbers are printed, never asserted.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -31,6 +31,8 @@ const EMAIL = 'chains@example.com'
 
 const dir = mkdtempSync(join(tmpdir(), 'lectern-chains-'))
 const loopFile = join(dir, 'loop.json')
+// The server's log, kept when the run fails: it says why.
+const serverLog = join(tmpdir(), `lectern-chains-server-${process.pid}.log`)
 const monitor = join(dir, 'loop-monitor.mjs')
 // Preloaded into the server: answers SIGUSR2 with the event-loop delay since the last signal.
 writeFileSync(
@@ -95,13 +97,15 @@ function writeNdjson(file, count, line) {
 
 const fmt = (ms) => `${(ms / 1000).toFixed(2)} s`
 const rows = []
-const record = (step, ms, loop) =>
+const record = (step, ms, loop) => {
+  console.log(`${step}: ${fmt(ms)}${loop ? `, event loop p99 ${loop.p99} ms, max ${loop.max} ms` : ''}`)
   rows.push({
     step,
     time: fmt(ms),
     'loop p99': loop ? `${loop.p99} ms` : '',
     'loop max': loop ? `${loop.max} ms` : '',
   })
+}
 
 let server
 try {
@@ -133,7 +137,7 @@ try {
     : []
   server = spawn(process.execPath, [...profile, '--import', monitor, BIN, 'serve', '--port', String(port)], {
     env,
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', openSync(serverLog, 'w'), 'inherit'],
   })
   const base = `http://127.0.0.1:${port}`
   for (let i = 0; ; i++) {
