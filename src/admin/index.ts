@@ -13,6 +13,7 @@ import { allows } from './access.js'
 import { DashboardError, forbidden } from './errors.js'
 import { url } from './html.js'
 import { seeOther } from './requests.js'
+import { registerAuditRoutes } from './routes/audit.js'
 import { registerAuthRoutes } from './routes/auth.js'
 import { registerContentRoutes } from './routes/content.js'
 import { registerHomeRoutes } from './routes/home.js'
@@ -167,5 +168,6 @@ export async function adminDashboard(app: FastifyInstance, options: AdminDashboa
     registerUserRoutes(pages, services)
     registerContentRoutes(pages, services)
     registerRedirectRoutes(pages, services)
+    registerAuditRoutes(pages, services)
   })
 }

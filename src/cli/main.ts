@@ -6,6 +6,7 @@ import { migrateToLatest } from '../db/migrate.js'
 import { NotFoundError, UnavailableError, ValidationError } from '../errors.js'
 import { closeOnSignals, startServer } from '../server.js'
 import { ImportError } from '../services/import/errors.js'
+import { registerAuditCommands } from './audit.js'
 import { databaseOfFailure } from './context.js'
 import { runDemo } from './demo.js'
 import { runImport } from './import.js'
@@ -79,6 +80,7 @@ export function buildProgram(): Command {
   registerUserCommands(program)
   registerKeyCommands(program)
   registerRedirectCommands(program)
+  registerAuditCommands(program)
   return program
 }
 

@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely'
+
 /**
  * Row types of every table. Booleans are stored as integers 0/1 and timestamps as canonical UTC
  * text (`2024-01-05T10:00:00Z`) so that both dialects store, compare and sort them identically:
@@ -114,6 +116,19 @@ export interface LocksTable {
   acquired_at: string | null
 }
 
+/** One entry of the audit log (migration 005): who did what to what, in the change's transaction. */
+export interface AuditLogTable {
+  /** Increases with every entry: the log's order, newest first by descending id. */
+  id: Generated<number>
+  at: string
+  /** The signed-in user's email, or `cli` for the command line. */
+  actor: string
+  action: string
+  target: string
+  /** JSON text with what else is worth knowing; never a secret. */
+  detail: string | null
+}
+
 export interface Database {
   forms: FormsTable
   submissions: SubmissionsTable
@@ -125,4 +140,5 @@ export interface Database {
   login_attempts: LoginAttemptsTable
   locks: LocksTable
   content_version: ContentVersionTable
+  audit_log: AuditLogTable
 }

@@ -5,6 +5,7 @@ import { NotFoundError, ValidationError } from '../errors.js'
 import { FIELD_LIMITS, textProblem } from '../limits.js'
 import type { ListOptions, Page, PageOf, Submission } from '../schemas.js'
 import { now } from '../time.js'
+import { type Actor, recordAudit } from './audit.js'
 
 /** A form as the dashboard lists it: the API's fields plus the hidden flag and the submission count. */
 export interface AdminForm {
@@ -81,13 +82,16 @@ export function createContentAdminService(db: Kysely<Database>) {
     getForm,
 
     /** Switches a form on or off; the API's `active` filter follows at once. */
-    setFormActive: async (id: string, active: boolean): Promise<AdminForm> => {
-      const result = await db
-        .updateTable('forms')
-        .set({ is_active: active ? 1 : 0, updated_at: now() })
-        .where('id', '=', id)
-        .executeTakeFirst()
-      if (result.numUpdatedRows === 0n) throw new NotFoundError(`Form '${id}' not found`)
+    setFormActive: async (id: string, active: boolean, actor: Actor = 'cli'): Promise<AdminForm> => {
+      await db.transaction().execute(async (trx) => {
+        const result = await trx
+          .updateTable('forms')
+          .set({ is_active: active ? 1 : 0, updated_at: now() })
+          .where('id', '=', id)
+          .executeTakeFirst()
+        if (result.numUpdatedRows === 0n) throw new NotFoundError(`Form '${id}' not found`)
+        await recordAudit(trx, { actor, action: 'form.updated', target: id, detail: { isActive: active } })
+      })
       return getForm(id)
     },
 
@@ -95,7 +99,7 @@ export function createContentAdminService(db: Kysely<Database>) {
      * Publishes or unpublishes a page. A published page always has `publishedAt` (the first
      * publication is kept when publishing again); an unpublished page has none.
      */
-    setPagePublished: (id: string, published: boolean): Promise<Page> =>
+    setPagePublished: (id: string, published: boolean, actor: Actor = 'cli'): Promise<Page> =>
       db.transaction().execute(async (trx) => {
         const row = await trx.selectFrom('pages').selectAll().where('id', '=', id).executeTakeFirst()
         if (!row) throw new NotFoundError(`Page '${id}' not found`)
@@ -106,6 +110,12 @@ export function createContentAdminService(db: Kysely<Database>) {
           updated_at: timestamp,
         }
         await trx.updateTable('pages').set(change).where('id', '=', id).execute()
+        await recordAudit(trx, {
+          actor,
+          action: 'page.updated',
+          target: id,
+          detail: { isPublished: published },
+        })
         return presentPage({ ...row, ...change })
       }),
 
@@ -123,6 +133,7 @@ export function createContentAdminService(db: Kysely<Database>) {
     updateSubmission: (
       id: string,
       change: { isRead?: boolean; isStarred?: boolean; notes?: string | null },
+      actor: Actor = 'cli',
     ): Promise<{ formId: string; submission: Submission }> => {
       const notes = change.notes?.trim() === '' ? null : change.notes
       const problem = typeof notes === 'string' ? textProblem(notes, MAX_NOTES_LENGTH) : null
@@ -139,6 +150,18 @@ export function createContentAdminService(db: Kysely<Database>) {
           updated_at: now(),
         }
         await trx.updateTable('submissions').set(update).where('id', '=', id).execute()
+        // Which fields changed, not the notes themselves: they may hold personal data.
+        await recordAudit(trx, {
+          actor,
+          action: 'submission.updated',
+          target: id,
+          detail: {
+            formId: row.form_id,
+            ...(change.isRead === undefined ? {} : { isRead: change.isRead }),
+            ...(change.isStarred === undefined ? {} : { isStarred: change.isStarred }),
+            ...(notes === undefined ? {} : { notesChanged: true }),
+          },
+        })
         return { formId: row.form_id, submission: presentSubmission({ ...row, ...update }) }
       })
     },

@@ -1,4 +1,5 @@
 import type { DatabaseHandle } from '../db/database.js'
+import { createAuditService } from './audit.js'
 import { createContentService } from './content.js'
 import { createContentAdminService } from './content-admin.js'
 import { createImporter } from './import/index.js'
@@ -22,6 +23,7 @@ export function createServices(database: DatabaseHandle, options: { sessions?: S
     contentAdmin: createContentAdminService(database.db),
     redirects: createRedirectService(database.db),
     redirectApplier: createRedirectApplier(database.db),
+    audit: createAuditService(database.db),
   }
 }
 

@@ -12,6 +12,7 @@ import { firstAndRemainder, NotFoundError, ValidationError } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Redirect, RedirectType } from '../schemas.js'
 import { now } from '../time.js'
+import { type Actor, recordAudit } from './audit.js'
 import {
   describeLoop,
   describeRedirectRoute,
@@ -364,7 +365,7 @@ export function createRedirectService(db: Kysely<Database>) {
     return report
   }
 
-  const write = (id: string | undefined, input: RedirectInput): Promise<RedirectChange> => {
+  const write = (id: string | undefined, input: RedirectInput, actor: Actor): Promise<RedirectChange> => {
     const { value, problems } = checkRedirectInput(input)
     if (problems.length > 0) throw new ValidationError(problems.join('; '), problems)
     return locked(async (trx) => {
@@ -402,6 +403,17 @@ export function createRedirectService(db: Kysely<Database>) {
         row = { id: newId('redirect'), ...fields, created_at: timestamp }
         await trx.insertInto('redirects').values(row).execute()
       }
+      await recordAudit(trx, {
+        actor,
+        action: current ? 'redirect.updated' : 'redirect.created',
+        target: row.id,
+        detail: {
+          fromPath: value.fromPath,
+          toPath: value.toPath,
+          type: value.type,
+          isActive: value.isActive,
+        },
+      })
       const { chains, more } = value.isActive ? await chainsThrough(trx, active) : { chains: [], more: false }
       return { redirect: presentRedirect(row), chains, moreChains: more }
     })
@@ -427,18 +439,24 @@ export function createRedirectService(db: Kysely<Database>) {
     },
 
     /** Creates a redirect; a `ValidationError` says what is wrong with it (path, duplicate, loop). */
-    createRedirect: (input: RedirectInput) => write(undefined, input),
+    createRedirect: (input: RedirectInput, actor: Actor = 'cli') => write(undefined, input, actor),
 
     /** Replaces a redirect's paths, type and active flag, under the same rules as creating one. */
-    updateRedirect: (id: string, input: RedirectInput) => write(id, input),
+    updateRedirect: (id: string, input: RedirectInput, actor: Actor = 'cli') => write(id, input, actor),
 
     /** Switches a redirect on or off. Loops were checked across inactive ones too, so none can appear. */
-    setRedirectActive: (id: string, active: boolean): Promise<RedirectChange> =>
+    setRedirectActive: (id: string, active: boolean, actor: Actor = 'cli'): Promise<RedirectChange> =>
       locked(async (trx) => {
         const current = await trx.selectFrom('redirects').selectAll().where('id', '=', id).executeTakeFirst()
         if (!current) throw new NotFoundError(`Redirect '${id}' not found`)
         const fields = { is_active: flag(active), updated_at: now() }
         await trx.updateTable('redirects').set(fields).where('id', '=', id).execute()
+        await recordAudit(trx, {
+          actor,
+          action: 'redirect.updated',
+          target: id,
+          detail: { fromPath: current.from_path, isActive: active },
+        })
         const row = { ...current, ...fields }
         if (!active) return { redirect: presentRedirect(row), chains: [], moreChains: false }
         const value = { fromPath: row.from_path, toPath: row.to_path, type: row.type, isActive: true }
@@ -447,11 +465,17 @@ export function createRedirectService(db: Kysely<Database>) {
         return { redirect: presentRedirect(row), chains, moreChains: more }
       }),
 
-    deleteRedirect: (id: string): Promise<Redirect> =>
+    deleteRedirect: (id: string, actor: Actor = 'cli'): Promise<Redirect> =>
       locked(async (trx) => {
         const current = await trx.selectFrom('redirects').selectAll().where('id', '=', id).executeTakeFirst()
         if (!current) throw new NotFoundError(`Redirect '${id}' not found`)
         await trx.deleteFrom('redirects').where('id', '=', id).execute()
+        await recordAudit(trx, {
+          actor,
+          action: 'redirect.deleted',
+          target: id,
+          detail: { fromPath: current.from_path, toPath: current.to_path },
+        })
         return presentRedirect(current)
       }),
 
@@ -490,7 +514,7 @@ export function createRedirectService(db: Kysely<Database>) {
      * Points every chained active redirect straight at where its chain ends, so that clients need
      * one hop. Returns how many redirects changed.
      */
-    flattenChains: (): Promise<number> =>
+    flattenChains: (actor: Actor = 'cli'): Promise<number> =>
       optimistic(
         async (reader) => {
           const graph = new RedirectGraph()
@@ -546,6 +570,13 @@ export function createRedirectService(db: Kysely<Database>) {
               .execute()
             await nextTurn()
           }
+          if (updates.length > 0)
+            await recordAudit(trx, {
+              actor,
+              action: 'redirects.flattened',
+              target: 'redirects',
+              detail: { changed: updates.length },
+            })
           return updates.length
         },
       ),
@@ -579,7 +610,7 @@ export function createRedirectService(db: Kysely<Database>) {
      * and `true`, and a row may leave them out). Every problem, loops included, is reported with
      * its line, and then nothing is written.
      */
-    importCsv: async (text: string): Promise<RedirectImportResult> => {
+    importCsv: async (text: string, actor: Actor = 'cli'): Promise<RedirectImportResult> => {
       const { rows, problems } = await readCsv(text)
       // Rows with problems are left out of the loop check; the loops among the rest are reported too.
       const valid = rows.filter((row) => row.problems === 0)
@@ -686,6 +717,12 @@ export function createRedirectService(db: Kysely<Database>) {
               .execute()
             await nextTurn()
           }
+          await recordAudit(trx, {
+            actor,
+            action: 'redirects.imported',
+            target: 'redirects',
+            detail: { ...result },
+          })
           return result
         },
       )

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../db/tables.js'
 import { randomBase62 } from '../ids.js'
 import { formatTimestamp } from '../time.js'
+import { recordAudit } from './audit.js'
 import { hashPassword, PASSWORD_HASHING, PasswordHashingBusyError, verifyPassword } from './passwords.js'
 import { isRole, type Role } from './roles.js'
 
@@ -229,8 +230,16 @@ export function createSessionService(db: Kysely<Database>, options: SessionOptio
         await forget()
         return { status: 'busy', retryAfterSeconds: error.retryAfterSeconds }
       }
-      if (!user || !matches || !isRole(user.role)) return { status: 'invalid' }
-      if (user.is_disabled === 1) return { status: 'disabled' }
+      if (!user || !matches || !isRole(user.role) || user.is_disabled === 1) {
+        // The email as typed, never the password.
+        await recordAudit(db, {
+          actor: { email },
+          action: 'session.sign_in_failed',
+          target: email,
+          detail: { ip: input.ip, reason: user && matches && isRole(user.role) ? 'disabled' : 'invalid' },
+        })
+        return { status: user && matches && isRole(user.role) ? 'disabled' : 'invalid' }
+      }
 
       const token = newToken()
       const csrfToken = newToken()
@@ -265,6 +274,12 @@ export function createSessionService(db: Kysely<Database>, options: SessionOptio
             last_seen_at: stamp(current),
           })
           .execute()
+        await recordAudit(trx, {
+          actor: { email: user.email },
+          action: 'session.signed_in',
+          target: user.email,
+          detail: { ip: input.ip },
+        })
       })
       return {
         status: 'signed_in',

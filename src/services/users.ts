@@ -6,6 +6,7 @@ import { NotFoundError, ValidationError } from '../errors.js'
 import { newId, randomBase62 } from '../ids.js'
 import { FIELD_LIMITS, textProblem } from '../limits.js'
 import { now } from '../time.js'
+import { type Actor, type AuditAction, recordAudit } from './audit.js'
 import { hashPassword } from './passwords.js'
 import { isRole, ROLES, type Role } from './roles.js'
 
@@ -105,13 +106,19 @@ export function createUserService(db: Kysely<Database>) {
 
   /**
    * Changes one user inside a transaction, guarding the last global admin when `guard` says so;
-   * `also` runs in the same transaction.
+   * `also` runs in the same transaction, and so does the audit entry `audit` describes (none when it
+   * gives no action: nothing changed).
    */
   const update = (
     who: UserRef,
     action: string,
     change: { role?: Role; is_disabled?: 0 | 1 },
     guard: (row: { role: string; is_disabled: number }) => boolean,
+    audit: {
+      actor: Actor
+      action: (row: { role: string; is_disabled: number }) => AuditAction | undefined
+      detail?: (row: { role: string }) => Record<string, unknown>
+    },
     also?: (trx: Transaction<Database>, userId: string) => Promise<unknown>,
   ) =>
     db.transaction().execute(async (trx) => {
@@ -124,6 +131,14 @@ export function createUserService(db: Kysely<Database>) {
         .where('id', '=', row.id)
         .execute()
       await also?.(trx, row.id)
+      const audited = audit.action(row)
+      if (audited !== undefined)
+        await recordAudit(trx, {
+          actor: audit.actor,
+          action: audited,
+          target: row.email,
+          detail: audit.detail?.(row),
+        })
       return toView({ ...row, ...change, updated_at: updatedAt })
     })
 
@@ -134,10 +149,18 @@ export function createUserService(db: Kysely<Database>) {
     /**
      * Creates a user. Without a password one is generated and returned, so it can be shown once.
      */
-    async createUser(input: { email: string; role: string; password?: string }) {
+    async createUser(input: { email: string; role: string; password?: string }, actor: Actor = 'cli') {
       const { row, generatedPassword } = await newUserRow(input)
       try {
-        await db.insertInto('users').values(row).execute()
+        await db.transaction().execute(async (trx) => {
+          await trx.insertInto('users').values(row).execute()
+          await recordAudit(trx, {
+            actor,
+            action: 'user.created',
+            target: row.email,
+            detail: { role: row.role },
+          })
+        })
       } catch (error) {
         if (error instanceof UniqueViolationError)
           throw new ValidationError(`A user with email '${row.email}' already exists`)
@@ -161,6 +184,12 @@ export function createUserService(db: Kysely<Database>) {
         if ((await trx.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined)
           throw new ValidationError('Lectern is already set up: sign in instead')
         await trx.insertInto('users').values(row).execute()
+        await recordAudit(trx, {
+          actor: { email: row.email },
+          action: 'user.created',
+          target: row.email,
+          detail: { role: row.role, setup: true },
+        })
         return toView(row)
       })
     },
@@ -168,36 +197,57 @@ export function createUserService(db: Kysely<Database>) {
     listUsers: async (): Promise<UserView[]> =>
       (await db.selectFrom('users').selectAll().orderBy('created_at').orderBy('email').execute()).map(toView),
 
-    setRole: (who: UserRef, role: string) => {
+    /** Changes a user's role; audited as `user.role_changed` when the role really changes. */
+    setRole: (who: UserRef, role: string, actor: Actor = 'cli') => {
       const newRole = parseRole(role)
       return update(
         who,
         'demote',
         { role: newRole },
         (row) => isEnabledAdmin(row) && newRole !== 'global_admin',
+        {
+          actor,
+          action: (row) => (row.role === newRole ? undefined : 'user.role_changed'),
+          detail: (row) => ({ from: row.role, to: newRole }),
+        },
       )
     },
 
     /** Disables a user: their keys answer `api_key_inactive` and their dashboard sessions end. */
-    disableUser: (who: UserRef) =>
-      update(who, 'disable', { is_disabled: 1 }, isEnabledAdmin, (trx, userId) =>
-        trx.deleteFrom('admin_sessions').where('user_id', '=', userId).execute(),
+    disableUser: (who: UserRef, actor: Actor = 'cli') =>
+      update(
+        who,
+        'disable',
+        { is_disabled: 1 },
+        isEnabledAdmin,
+        { actor, action: (row) => (row.is_disabled === 1 ? undefined : 'user.disabled') },
+        (trx, userId) => trx.deleteFrom('admin_sessions').where('user_id', '=', userId).execute(),
       ),
 
-    enableUser: (who: UserRef) => update(who, 'enable', { is_disabled: 0 }, () => false),
+    enableUser: (who: UserRef, actor: Actor = 'cli') =>
+      update(who, 'enable', { is_disabled: 0 }, () => false, {
+        actor,
+        action: (row) => (row.is_disabled === 0 ? undefined : 'user.enabled'),
+      }),
 
     /** Deletes a user; their keys are revoked in the same transaction and stay listed as revoked. */
-    deleteUser: (who: UserRef): Promise<void> =>
+    deleteUser: (who: UserRef, actor: Actor = 'cli'): Promise<void> =>
       db.transaction().execute(async (trx) => {
         const row = await findUser(trx, who)
         if (isEnabledAdmin(row)) await assertNotLastAdmin(trx, row.id, 'delete')
-        await trx
+        const revoked = await trx
           .updateTable('api_keys')
           .set({ revoked_at: now() })
           .where('created_by', '=', row.id)
           .where('revoked_at', 'is', null)
-          .execute()
+          .executeTakeFirst()
         await trx.deleteFrom('users').where('id', '=', row.id).execute()
+        await recordAudit(trx, {
+          actor,
+          action: 'user.deleted',
+          target: row.email,
+          detail: { role: row.role, keysRevoked: Number(revoked.numUpdatedRows) },
+        })
       }),
 
     /** One user, by email or id; a `NotFoundError` when there is none. */

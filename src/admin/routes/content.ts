@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ValidationError } from '../../errors.js'
 import type { Services } from '../../services/index.js'
 import { canManageContent, roleAllows } from '../../services/roles.js'
+import { actorOf } from '../actor.js'
 import { url } from '../html.js'
 import { field, flag, paging, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { formsPage, pagesPage, submissionsPage } from '../views/content.js'
@@ -33,7 +34,11 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
   })
 
   app.post('/forms/:id/active', { config: { access: { manage: 'forms:read' } } }, async (request, reply) => {
-    const form = await services.contentAdmin.setFormActive(pathParam(request, 'id'), flag(request, 'active'))
+    const form = await services.contentAdmin.setFormActive(
+      pathParam(request, 'id'),
+      flag(request, 'active'),
+      actorOf(request),
+    )
     return done(request, reply, url`/admin/forms?page=${returnPage(request)}#form-${form.id}`, {
       kind: 'success',
       text: `“${form.title}” is ${form.isActive ? 'active' : 'inactive'}.`,
@@ -67,7 +72,7 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
         const id = pathParam(request, 'id')
         let updated: Awaited<ReturnType<typeof services.contentAdmin.updateSubmission>>
         try {
-          updated = await services.contentAdmin.updateSubmission(id, readChange(request))
+          updated = await services.contentAdmin.updateSubmission(id, readChange(request), actorOf(request))
         } catch (error) {
           // Notes the text box should have stopped (too long, a NUL): said on the submission's page.
           if (!(error instanceof ValidationError)) throw error
@@ -119,6 +124,7 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
       const page = await services.contentAdmin.setPagePublished(
         pathParam(request, 'id'),
         flag(request, 'published'),
+        actorOf(request),
       )
       return done(request, reply, url`/admin/pages?page=${returnPage(request)}#page-${page.id}`, {
         kind: 'success',

@@ -3,6 +3,7 @@ import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ValidationError } from '../../errors.js'
 import type { Services } from '../../services/index.js'
+import { actorOf } from '../actor.js'
 import { url } from '../html.js'
 import { field, pathParam, redirectWithFlash, seeOther, signedIn } from '../requests.js'
 import { SESSION_COOKIE } from '../security.js'
@@ -28,7 +29,10 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
     const session = signedIn(request)
     const name = field(request, 'name')
     try {
-      const { key, plainKey } = await services.keys.createApiKey({ name, userEmail: session.user.email })
+      const { key, plainKey } = await services.keys.createApiKey(
+        { name, userEmail: session.user.email },
+        actorOf(request),
+      )
       reply.setCookie(NEW_KEY_COOKIE, sealNewKey(request, key.id, plainKey), newKeyCookieOptions(request))
       return seeOther(reply, url`/admin/keys/created`)
     } catch (error) {
@@ -64,7 +68,7 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
     app.post(`/keys/:id/${action}`, { config: access }, async (request, reply) => {
       const key = await services.keys.findApiKey(pathParam(request, 'id'))
       try {
-        await change(key.id)
+        await change(key.id, actorOf(request))
       } catch (error) {
         if (!(error instanceof ValidationError)) throw error
         return redirectWithFlash(services.sessions, request, reply, url`/admin/keys`, {
@@ -91,7 +95,7 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
 
   app.post('/keys/:id/revoke', { config: access }, async (request, reply) => {
     const key = await services.keys.findApiKey(pathParam(request, 'id'))
-    await services.keys.revokeApiKey(key.id)
+    await services.keys.revokeApiKey(key.id, actorOf(request))
     return redirectWithFlash(services.sessions, request, reply, url`/admin/keys`, {
       kind: 'success',
       text: `Key “${key.name}” revoked: it is refused from now on.`,

@@ -11,6 +11,7 @@ import {
 } from '../../services/redirect-exports.js'
 import type { RedirectChange } from '../../services/redirects.js'
 import { canManageContent } from '../../services/roles.js'
+import { actorOf } from '../actor.js'
 import { url } from '../html.js'
 import { field, flag, PAGE_SIZE, paging, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { sendPage } from '../views/layout.js'
@@ -118,7 +119,7 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
   app.post('/redirects', MANAGE, async (request, reply) => {
     const values = formValues(request)
     try {
-      const change = await services.redirects.createRedirect(values)
+      const change = await services.redirects.createRedirect(values, actorOf(request))
       return backToList(request, reply, change.redirect.id, savedText('created', change))
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error
@@ -139,7 +140,7 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
     const id = pathParam(request, 'id')
     const values = formValues(request)
     try {
-      const change = await services.redirects.updateRedirect(id, values)
+      const change = await services.redirects.updateRedirect(id, values, actorOf(request))
       return backToList(request, reply, id, savedText('saved', change))
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error
@@ -152,6 +153,7 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
     const change = await services.redirects.setRedirectActive(
       pathParam(request, 'id'),
       flag(request, 'active'),
+      actorOf(request),
     )
     const page = /^[1-9][0-9]{0,8}$/.test(field(request, 'page')) ? field(request, 'page') : '1'
     return done(request, reply, url`/admin/redirects?page=${page}#redirect-${change.redirect.id}`, {
@@ -166,7 +168,7 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
   })
 
   app.post('/redirects/:id/delete', MANAGE, async (request, reply) => {
-    const redirect = await services.redirects.deleteRedirect(pathParam(request, 'id'))
+    const redirect = await services.redirects.deleteRedirect(pathParam(request, 'id'), actorOf(request))
     return done(request, reply, url`/admin/redirects`, {
       kind: 'success',
       text: `Redirect from ${redirect.fromPath} deleted.`,
@@ -174,7 +176,7 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
   })
 
   app.post('/redirects/flatten', MANAGE, async (request, reply) => {
-    const count = await services.redirects.flattenChains()
+    const count = await services.redirects.flattenChains(actorOf(request))
     return done(request, reply, url`/admin/redirects`, {
       kind: 'success',
       text:
@@ -192,7 +194,7 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
     const file = field(request, 'file')
     const csv = file.trim() === '' ? field(request, 'csv') : file
     try {
-      const result = await services.redirects.importCsv(csv)
+      const result = await services.redirects.importCsv(csv, actorOf(request))
       const chains = result.chainCount
       return done(request, reply, url`/admin/redirects`, {
         kind: 'success',

@@ -3,6 +3,7 @@ import { ValidationError } from '../../errors.js'
 import type { Services } from '../../services/index.js'
 import type { Role } from '../../services/roles.js'
 import type { UserView } from '../../services/users.js'
+import { actorOf } from '../actor.js'
 import { url } from '../html.js'
 import { field, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { sendPage } from '../views/layout.js'
@@ -77,11 +78,10 @@ export function registerUserRoutes(app: FastifyInstance, services: Services): vo
     const role = field(request, 'role')
     const password = field(request, 'password')
     try {
-      const created = await services.users.createUser({
-        email,
-        role,
-        password: password === '' ? undefined : password,
-      })
+      const created = await services.users.createUser(
+        { email, role, password: password === '' ? undefined : password },
+        actorOf(request),
+      )
       return sendPage(reply, userCreatedPage({ session, ...created }), 201)
     } catch (error) {
       if (error instanceof ValidationError)
@@ -92,7 +92,7 @@ export function registerUserRoutes(app: FastifyInstance, services: Services): vo
 
   app.post('/users/:id/role', { config: access }, (request, reply) =>
     change(request, reply, async (user) => {
-      const updated = await services.users.setRole({ id: user.id }, field(request, 'role'))
+      const updated = await services.users.setRole({ id: user.id }, field(request, 'role'), actorOf(request))
       if (updated.role === user.role) return `${user.email} already had that role.`
       return `${user.email} is now ${ROLE_CHANGES[updated.role]} from their next request.`
     }),
@@ -100,14 +100,14 @@ export function registerUserRoutes(app: FastifyInstance, services: Services): vo
 
   app.post('/users/:id/disable', { config: access }, (request, reply) =>
     change(request, reply, async (user) => {
-      await services.users.disableUser({ id: user.id })
+      await services.users.disableUser({ id: user.id }, actorOf(request))
       return `${user.email} is disabled: they are signed out, and their API keys are refused as inactive until you enable them again.`
     }),
   )
 
   app.post('/users/:id/enable', { config: access }, (request, reply) =>
     change(request, reply, async (user) => {
-      await services.users.enableUser({ id: user.id })
+      await services.users.enableUser({ id: user.id }, actorOf(request))
       return `${user.email} is enabled: they can sign in, and their active API keys work again.`
     }),
   )
@@ -120,7 +120,7 @@ export function registerUserRoutes(app: FastifyInstance, services: Services): vo
 
   app.post('/users/:id/delete', { config: access }, (request, reply) =>
     change(request, reply, async (user) => {
-      await services.users.deleteUser({ id: user.id })
+      await services.users.deleteUser({ id: user.id }, actorOf(request))
       return `${user.email} is deleted, and their API keys are revoked.`
     }),
   )

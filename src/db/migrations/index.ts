@@ -3,6 +3,7 @@ import * as initial from './001-initial.js'
 import * as admin from './002-admin.js'
 import * as contentVersion from './003-content-version.js'
 import * as redirectDestinations from './004-redirect-destinations.js'
+import * as audit from './005-audit.js'
 
 /** Migrations are listed here rather than read from disk so that source and build run the same set. */
 export const migrationProvider: MigrationProvider = {
@@ -12,6 +13,7 @@ export const migrationProvider: MigrationProvider = {
       '002-admin': admin,
       '003-content-version': contentVersion,
       '004-redirect-destinations': redirectDestinations,
+      '005-audit': audit,
     }
   },
 }

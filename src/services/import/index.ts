@@ -1,5 +1,7 @@
+import { basename } from 'node:path'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../db/tables.js'
+import { type Actor, recordAudit } from '../audit.js'
 import type { KindCounts } from './kinds.js'
 import { planImport } from './plan.js'
 import { fileSource, jsonSource, type RecordSource } from './sources.js'
@@ -41,8 +43,8 @@ export function createImporter(db: Kysely<Database>) {
      * number of forms, pages and redirects, not of submissions. A `.json` file is parsed whole, so
      * large imports belong in NDJSON.
      */
-    async importFile(path: string): Promise<ImportResult> {
-      return runImport(db, await fileSource(path))
+    async importFile(path: string, actor: Actor = 'cli'): Promise<ImportResult> {
+      return runImport(db, await fileSource(path), actor, basename(path))
     },
 
     /**
@@ -50,17 +52,29 @@ export function createImporter(db: Kysely<Database>) {
      * or built by the demo); it is validated exactly like a JSON file, and its problems are located
      * the same way: `pages[2].path: …`.
      */
-    importRecords(document: unknown): Promise<ImportResult> {
-      return runImport(db, jsonSource(document))
+    importRecords(document: unknown, actor: Actor = 'cli'): Promise<ImportResult> {
+      return runImport(db, jsonSource(document), actor, 'document')
     },
   }
 }
 
 export type Importer = ReturnType<typeof createImporter>
 
-async function runImport(db: Kysely<Database>, source: RecordSource): Promise<ImportResult> {
+async function runImport(
+  db: Kysely<Database>,
+  source: RecordSource,
+  actor: Actor,
+  target: string,
+): Promise<ImportResult> {
   const plan = await planImport(db, source)
   const warnings = plan.warnings.listed('warning')
-  const { created, updated } = await writeImport(db, plan, source)
+  const { created, updated } = await writeImport(db, plan, source, (trx, written) =>
+    recordAudit(trx, {
+      actor,
+      action: 'content.imported',
+      target,
+      detail: { counts: plan.counts, ...written },
+    }),
+  )
   return { counts: plan.counts, created, updated, warnings }
 }

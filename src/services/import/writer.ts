@@ -39,12 +39,13 @@ type ConflictUpdate<T extends ContentTable> = Parameters<OnConflictBuilder<Datab
 /**
  * Writes a validated plan in one transaction: its forms, pages and redirects streamed from `source`
  * once more, then its submissions in another read. Returns how many rows each kind created and updated; on any
- * failure nothing is written.
+ * failure nothing is written. `also` runs last in the same transaction (the audit entry), with the counts.
  */
 export async function writeImport(
   db: Kysely<Database>,
   plan: ImportPlan,
   source: RecordSource,
+  also?: (trx: Kysely<Database>, result: { created: KindCounts; updated: KindCounts }) => Promise<void>,
 ): Promise<{ created: KindCounts; updated: KindCounts }> {
   const created = zeroCounts()
   const updated = zeroCounts()
@@ -70,6 +71,7 @@ export async function writeImport(
           updated[table] = plan.counts[table] - created[table]
         }
         await source.assertUnchanged?.()
+        await also?.(trx, { created, updated })
       }),
     )
   } catch (error) {
