@@ -72,3 +72,35 @@ export function signedIn(request: FastifyRequest): AdminSession {
   if (!request.admin) throw new Error('the access check lets only signed-in users reach this route')
   return request.admin
 }
+
+/**
+ * Where a list page sends the browser instead of rendering, given the list's `total`: a `page` past
+ * the end goes to the last page, and a malformed one (`abc`, `0`) to the first, each with a message
+ * saying so — rather than an empty "Page 3 of 2" or a silent page 1. Undefined when `page` is fine.
+ */
+export function pageRedirect(
+  request: FastifyRequest,
+  total: number,
+  href: (page: number) => SafeUrl,
+): { url: SafeUrl; flash: Flash } | undefined {
+  const raw = (request.query as Record<string, unknown>).page
+  if (raw === undefined) return undefined
+  const last = Math.max(1, Math.ceil(total / PAGE_SIZE))
+  const page = typeof raw === 'string' && /^[0-9]{1,9}$/.test(raw) ? Number(raw) : 0
+  if (page < 1) {
+    const shown = typeof raw === 'string' ? raw.slice(0, 30) : String(raw)
+    return {
+      url: href(1),
+      flash: { kind: 'error', text: `“${shown}” is not a page number, so this is the first page.` },
+    }
+  }
+  if (page > last)
+    return {
+      url: href(last),
+      flash: {
+        kind: 'error',
+        text: `There is no page ${page}: the list has ${last} page${last === 1 ? '' : 's'}, and this is the last.`,
+      },
+    }
+  return undefined
+}

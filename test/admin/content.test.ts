@@ -95,17 +95,19 @@ describe('forms, submissions and pages in the dashboard', () => {
     await admin.get(`/admin/forms/${form.id}/submissions`)
     const read = await admin.post(`/admin/submissions/${submission.id}/read`, { read: 'true', page: '1' })
     expect(read.headers.location).toBe(
-      `/admin/forms/${form.id}/submissions?page=1#submission-${submission.id}`,
+      `/admin/forms/${form.id}/submissions?page=1&changed=${submission.id}#submission-${submission.id}`,
     )
     await admin.post(`/admin/submissions/${submission.id}/star`, { starred: 'true', page: '1' })
-    await admin.post(`/admin/submissions/${submission.id}/notes`, {
+    const saved = await admin.post(`/admin/submissions/${submission.id}/notes`, {
       notes: 'Called back <b>Tuesday</b>',
       page: '1',
     })
 
-    const page = await admin.get(`/admin/forms/${form.id}/submissions`)
-    expect(textOf(page)).toContain('Notes saved.')
+    // The page opens at the submission, so the message is said in its card, where the eye is.
+    const page = await admin.get(String(saved.headers.location).split('#')[0] as string)
     const card = rowText(page, `submission-${submission.id}`)
+    expect(card).toContain('Notes saved.')
+    expect(textOf(page).split('Notes saved.')).toHaveLength(2)
     expect(card).toContain('Read')
     expect(card).toContain('★ Starred')
     expect(page.body).toContain('Called back &lt;b&gt;Tuesday&lt;/b&gt;</textarea>')

@@ -24,7 +24,10 @@ describe('Organization → API keys', () => {
 
   const createKey = async (name: string) => {
     await admin.get('/admin/keys/new')
-    const res = await admin.post('/admin/keys', { name })
+    const created = await admin.post('/admin/keys', { name })
+    expect(created.statusCode).toBe(303)
+    expect(created.headers.location).toBe('/admin/keys/created')
+    const res = await admin.get('/admin/keys/created')
     const plainKey = KEY_IN_PAGE.exec(res.body)?.[1] as string
     const key = (await ctx.services.keys.listApiKeys()).find((k) => k.name === name)
     if (!key) throw new Error(`no key named ${name}`)
@@ -40,7 +43,7 @@ describe('Organization → API keys', () => {
 
   it('shows a new key exactly once, with a warning and a copy button, never cached', async () => {
     const { res, plainKey, key } = await createKey('Marketing website')
-    expect(res.statusCode).toBe(201)
+    expect(res.statusCode).toBe(200)
     expect(res.headers['cache-control']).toBe('no-store')
     expect(plainKey).toMatch(/^lk_live_[0-9A-Za-z]{40}$/)
     expect(textOf(res)).toContain('Copy this key now: it is shown only once')
@@ -55,6 +58,21 @@ describe('Organization → API keys', () => {
     expect(text).toContain(adminEmail)
     expect(text).toContain('Never')
     expect(text).toContain('Active')
+  })
+
+  it('creates no second key when the page showing the new one is reloaded, and shows the key no more', async () => {
+    const before = (await ctx.services.keys.listApiKeys()).length
+    const { plainKey } = await createKey('Reloaded')
+    const reloaded = await admin.get('/admin/keys/created')
+    expect(reloaded.statusCode).toBe(303)
+    expect(reloaded.headers.location).toBe('/admin/keys')
+    const list = await admin.get('/admin/keys')
+    expect(list.body).not.toContain(plainKey)
+    expect(textOf(list)).toContain('A new key is shown only once')
+    expect((await ctx.services.keys.listApiKeys()).length).toBe(before + 1)
+    // The cookie that carried it is useless to another session.
+    const sealed = admin.cookies.get('lectern_new_key')
+    expect(sealed).toBeUndefined()
   })
 
   it('creates a key that the API accepts at once, and shows when it was last used', async () => {

@@ -114,7 +114,15 @@ describe.skipIf(!available && !process.env.CI)('the dashboard in a real browser'
 
     expect((await api('/forms', copied)).status).toBe(200)
 
-    await page.getByRole('link', { name: /back to API keys/ }).click()
+    // Reloading the page that showed the key neither creates a second key nor shows this one again.
+    await page.reload()
+    await page.waitForURL(/\/admin\/keys$/)
+    expect(await flash(page).textContent()).toContain('A new key is shown only once')
+    expect(await page.content()).not.toContain(shown)
+    expect(await page.locator('tr', { hasText: 'Marketing website' }).count()).toBe(1)
+    const named = (await ctx.services.keys.listApiKeys()).filter((k) => k.name === 'Marketing website')
+    expect(named).toHaveLength(1)
+
     const row = page.locator('tr', { hasText: 'Marketing website' })
     expect(await row.textContent()).toContain('Active')
     await screenshot(page, 'api-keys')
@@ -301,6 +309,76 @@ describe.skipIf(!available && !process.env.CI)('the dashboard in a real browser'
     expect(await page.locator(':focus').textContent()).toBe('Skip to content')
     await page.keyboard.press('Enter')
     expect(await page.locator(':focus').getAttribute('id')).toBe('main')
+    await context.close()
+  }, 120_000)
+
+  it('keeps the Users page within a phone, and offers the last global admin no way to lock the site out', async () => {
+    const context = await newContext(PHONE)
+    const page = await context.newPage()
+    await signIn(page, ADMIN.email, ADMIN.password)
+    await page.goto('/admin/users')
+    await screenshot(page, 'phone-users')
+    expect(await pageWidth(page)).toBeLessThanOrEqual(PHONE.width)
+    // Every control stays inside its card: nothing is cut off at the card's edge.
+    for (const row of await page.locator('tbody tr').all()) {
+      const card = await row.boundingBox()
+      for (const control of await row.locator('button, select, a').all()) {
+        const box = await control.boundingBox()
+        expect(card && box && box.x >= card.x && box.x + box.width <= card.x + card.width).toBe(true)
+      }
+    }
+
+    // Grace was made an editor above: Ada is the one enabled global admin left.
+    const ada = page.locator('tr', { hasText: ADMIN.email })
+    expect(await ada.getByRole('button').count()).toBe(0)
+    expect(await ada.getByRole('link').count()).toBe(0)
+    expect(await ada.locator('select').count()).toBe(0)
+    expect(await ada.textContent()).toContain('The last global admin')
+    const grace = page.locator('tr', { hasText: 'grace@example.com' })
+    expect(await grace.getByRole('button', { name: /Disable/ }).count()).toBe(1)
+
+    // The role explanations promise keys only to those who can create them.
+    const roles = await page.locator('details.explainer dl').textContent()
+    expect(roles).toContain('Editor')
+    expect(roles).toMatch(/Editor[^]*Cannot create API keys/)
+    expect(roles).toMatch(/Viewer[^]*Cannot create API keys/)
+    await context.close()
+  }, 120_000)
+
+  it('sends a page past the end to the last page, and a page that is not a number to the first, saying so', async () => {
+    const context = await newContext()
+    const page = await context.newPage()
+    await signIn(page, ADMIN.email, ADMIN.password)
+    await page.goto('/admin/forms/form_contact/submissions?page=3')
+    await page.waitForURL(/\/submissions\?page=2$/)
+    expect(await flash(page).textContent()).toBe(
+      'There is no page 3: the list has 2 pages, and this is the last.',
+    )
+    expect(await page.locator('.pagination span').textContent()).toBe('Page 2 of 2')
+
+    await page.goto('/admin/pages?page=abc')
+    await page.waitForURL(/\/admin\/pages\?page=1$/)
+    expect(await flash(page).textContent()).toBe('“abc” is not a page number, so this is the first page.')
+    await context.close()
+  }, 120_000)
+
+  it('shows "Notes saved." on screen, beside the submission whose notes were saved, on a phone', async () => {
+    const context = await newContext(PHONE)
+    const page = await context.newPage()
+    await signIn(page, ADMIN.email, ADMIN.password)
+    await page.goto('/admin/forms/form_contact/submissions')
+    const card = page.locator('article.submission').nth(8)
+    const id = await card.getAttribute('id')
+    await card.getByLabel('Notes').fill('Replied by phone.')
+    await card.getByRole('button', { name: 'Save notes' }).click()
+    await page.waitForURL(new RegExp(`#${id}$`))
+    const saved = page.locator(`#${id}`).getByRole('status')
+    expect(await saved.textContent()).toBe('Notes saved.')
+    const box = await saved.boundingBox()
+    expect(box && box.y >= 0 && box.y + box.height <= PHONE.height).toBe(true)
+    // Said once, where it happened, not also at the top of the page out of sight.
+    expect(await page.getByText('Notes saved.').count()).toBe(1)
+    await screenshot(page, 'phone-notes-saved')
     await context.close()
   }, 120_000)
 

@@ -4,7 +4,7 @@ import type { Services } from '../../services/index.js'
 import { canManageContent, roleAllows } from '../../services/roles.js'
 import { actorOf } from '../actor.js'
 import { url } from '../html.js'
-import { field, flag, paging, pathParam, redirectWithFlash, signedIn } from '../requests.js'
+import { field, flag, pageRedirect, paging, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { formsPage, pagesPage, submissionsPage } from '../views/content.js'
 import { sendPage } from '../views/layout.js'
 
@@ -22,6 +22,8 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
     const session = signedIn(request)
     const options = paging(request)
     const forms = await services.contentAdmin.listForms(options)
+    const elsewhere = pageRedirect(request, forms.total, (page) => url`/admin/forms?page=${page}`)
+    if (elsewhere) return done(request, reply, elsewhere.url, elsewhere.flash)
     return sendPage(
       reply,
       formsPage({
@@ -52,9 +54,20 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
       const form = await services.contentAdmin.getForm(pathParam(request, 'id'))
       const options = paging(request)
       const submissions = await services.content.listSubmissionsForForm(form.id, options)
+      const elsewhere = pageRedirect(
+        request,
+        submissions.total,
+        (page) => url`/admin/forms/${form.id}/submissions?page=${page}`,
+      )
+      if (elsewhere) return done(request, reply, elsewhere.url, elsewhere.flash)
       return sendPage(
         reply,
-        submissionsPage({ session: signedIn(request), form, submissions: { ...submissions, ...options } }),
+        submissionsPage({
+          session: signedIn(request),
+          form,
+          submissions: { ...submissions, ...options },
+          changed: String((request.query as Record<string, unknown>).changed ?? ''),
+        }),
       )
     },
   )
@@ -80,7 +93,7 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
           return done(
             request,
             reply,
-            url`/admin/forms/${formId}/submissions?page=${returnPage(request)}#submission-${id}`,
+            url`/admin/forms/${formId}/submissions?page=${returnPage(request)}&changed=${id}#submission-${id}`,
             { kind: 'error', text: error.message },
           )
         }
@@ -96,7 +109,7 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
         return done(
           request,
           reply,
-          url`/admin/forms/${formId}/submissions?page=${returnPage(request)}#submission-${submission.id}`,
+          url`/admin/forms/${formId}/submissions?page=${returnPage(request)}&changed=${submission.id}#submission-${submission.id}`,
           { kind: 'success', text },
         )
       },
@@ -107,6 +120,8 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
     const session = signedIn(request)
     const options = paging(request)
     const pages = await services.content.listPages(options)
+    const elsewhere = pageRedirect(request, pages.total, (page) => url`/admin/pages?page=${page}`)
+    if (elsewhere) return done(request, reply, elsewhere.url, elsewhere.flash)
     return sendPage(
       reply,
       pagesPage({

@@ -13,7 +13,16 @@ import type { RedirectChange } from '../../services/redirects.js'
 import { canManageContent } from '../../services/roles.js'
 import { actorOf } from '../actor.js'
 import { url } from '../html.js'
-import { field, flag, PAGE_SIZE, paging, pathParam, redirectWithFlash, signedIn } from '../requests.js'
+import {
+  field,
+  flag,
+  PAGE_SIZE,
+  pageRedirect,
+  paging,
+  pathParam,
+  redirectWithFlash,
+  signedIn,
+} from '../requests.js'
 import { sendPage } from '../views/layout.js'
 import {
   applyRedirectsPage,
@@ -66,6 +75,8 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
       services.content.listRedirects(options),
       services.redirects.findChains(),
     ])
+    const elsewhere = pageRedirect(request, redirects.total, (page) => url`/admin/redirects?page=${page}`)
+    if (elsewhere) return done(request, reply, elsewhere.url, elsewhere.flash)
     return sendPage(
       reply,
       redirectsPage({

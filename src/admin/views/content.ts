@@ -1,12 +1,13 @@
 import type { Page, Submission } from '../../schemas.js'
 import type { AdminForm } from '../../services/content-admin.js'
 import { MAX_NOTES_LENGTH } from '../../services/content-admin.js'
-import type { AdminSession } from '../../services/sessions.js'
+import type { AdminSession, Flash } from '../../services/sessions.js'
 import { html, type SafeHtml, url } from '../html.js'
 import {
   badge,
   csrfField,
   emptyState,
+  flashMessage,
   pagination,
   postButton,
   switchButton,
@@ -82,7 +83,7 @@ ${pagination({ ...forms, href: (page) => url`/admin/forms?page=${page}` })}`
 /** A submitted value as text: strings as they are, anything else as JSON. */
 const showValue = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value))
 
-function submissionCard(submission: Submission, csrf: string, page: number): SafeHtml {
+function submissionCard(submission: Submission, csrf: string, page: number, notice?: Flash): SafeHtml {
   const id = submission.id
   const entries = Object.entries(submission.data)
   const returnTo = { page: String(page) }
@@ -94,6 +95,7 @@ function submissionCard(submission: Submission, csrf: string, page: number): Saf
       ${submission.isStarred ? badge('★ Starred', 'good') : ''}
     </div>
   </header>
+  ${notice ? flashMessage(notice) : ''}
   ${
     entries.length === 0
       ? html`<p class="muted">No fields were submitted.</p>`
@@ -136,8 +138,16 @@ export function submissionsPage(input: {
   session: AdminSession
   form: AdminForm
   submissions: Listing<Submission>
+  /**
+   * The submission a change was just made to: the page opens scrolled to it, so the session's
+   * message ("Notes saved.") is shown in its card rather than at the top, out of sight.
+   */
+  changed?: string
 }): SafeHtml {
-  const { session, form, submissions } = input
+  const { form, submissions } = input
+  const noticeFor = submissions.items.some((item) => item.id === input.changed) ? input.changed : undefined
+  const notice = noticeFor ? (input.session.flash ?? undefined) : undefined
+  const session = notice ? { ...input.session, flash: null } : input.session
   return layout({
     title: `Submissions to ${form.title}`,
     session,
@@ -149,7 +159,14 @@ administrators; the API shows them as <code>isRead</code>, <code>isStarred</code
 ${
   submissions.total === 0
     ? emptyState('No submissions yet', 'What visitors send through this form will appear here, newest first.')
-    : html`<div class="submissions">${submissions.items.map((submission) => submissionCard(submission, session.csrfToken, submissions.page))}</div>
+    : html`<div class="submissions">${submissions.items.map((submission) =>
+        submissionCard(
+          submission,
+          session.csrfToken,
+          submissions.page,
+          submission.id === noticeFor ? notice : undefined,
+        ),
+      )}</div>
 ${pagination({ ...submissions, href: (page) => url`/admin/forms/${form.id}/submissions?page=${page}` })}`
 }`,
   })
