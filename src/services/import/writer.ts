@@ -12,7 +12,7 @@ import {
 } from '../../db/tables.js'
 import { newId } from '../../ids.js'
 import { now as currentTime } from '../../time.js'
-import { BATCH_SIZE, BULK_SUBMISSIONS, chunks } from './batches.js'
+import { BATCH_SIZE, BULK_SUBMISSIONS, chunks, KEPT_BATCH_SIZE } from './batches.js'
 import { fileChangedError, ImportError } from './errors.js'
 import type { JsonObject } from './json.js'
 import { KeptRecords } from './kept.js'
@@ -238,7 +238,7 @@ class Writer {
         if (problems.length > 0) throw fileChangedError()
         if (!kept.isKept(KeptRecords.key(draft.id, order), order)) return
         drafts.push(draft)
-        if (drafts.length >= BATCH_SIZE) await flush()
+        if (drafts.length >= KEPT_BATCH_SIZE) await flush()
       },
     }
   }
