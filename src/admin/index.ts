@@ -65,6 +65,9 @@ const HELMET_OPTIONS: FastifyHelmetOptions = {
 }
 
 /** Maps anything thrown by a dashboard route to the page that explains it. */
+/** Requests whose route handler started: their body was parsed. */
+const reachedHandler = new WeakSet<FastifyRequest>()
+
 function toDashboardError(error: unknown, request: FastifyRequest): DashboardError {
   if (error instanceof DashboardError) return error
   if (error instanceof NotFoundError) return new DashboardError(404, 'Not found', error.message)
@@ -80,6 +83,10 @@ function toDashboardError(error: unknown, request: FastifyRequest): DashboardErr
   }
   if (error instanceof ApiError)
     return new DashboardError(error.status, 'Please try again', error.message, error.headers)
+  // The multipart parser throws plain errors; a multipart request that failed before its handler
+  // ran (the body could not be parsed) was the sender's mistake, not ours.
+  if (request.isMultipart() && !reachedHandler.has(request) && !(error as Partial<FastifyError>)?.statusCode)
+    return new DashboardError(400, 'Bad request', 'The upload could not be read. Go back and try again.')
   const status = (error as Partial<FastifyError> | null)?.statusCode
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const message =
@@ -116,6 +123,9 @@ export async function adminDashboard(app: FastifyInstance, options: AdminDashboa
   await app.register(fastifyHelmet, HELMET_OPTIONS)
   app.decorateRequest('admin', null)
   app.setErrorHandler((error, request, reply) => sendError(request, reply, toDashboardError(error, request)))
+  app.addHook('preHandler', async (request) => {
+    reachedHandler.add(request)
+  })
   app.setNotFoundHandler((request, reply) =>
     sendError(
       request,

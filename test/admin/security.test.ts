@@ -175,3 +175,25 @@ describe('the dashboard and the API never accept each other’s credentials', ()
     expect(client.cookies.get('lectern_session')?.path).toBe('/admin')
   })
 })
+
+describe('an upload the multipart parser cannot read', () => {
+  let ctx: TestContext
+  beforeAll(async () => {
+    ctx = await createTestContext()
+  })
+  afterAll(() => ctx.close())
+
+  it('answers 400 with the dashboard error page, not a logged 500', async () => {
+    const { client } = await signedInClient(ctx.app, ctx.database.db)
+    await client.request({ url: '/admin/redirects/import' })
+    const res = await client.request({
+      url: '/admin/redirects/import',
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=xyz', 'x-csrf-token': client.csrf },
+      payload:
+        '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\nfromPath,toPath\r\n/a,',
+    })
+    expect(res.statusCode).toBe(400)
+    expect(textOf(res)).toContain('The upload could not be read')
+  })
+})

@@ -4,15 +4,18 @@ import type { Services } from '../../services/index.js'
 import { canManageContent, roleAllows } from '../../services/roles.js'
 import { actorOf } from '../actor.js'
 import { url } from '../html.js'
-import { field, flag, pageRedirect, paging, pathParam, redirectWithFlash, signedIn } from '../requests.js'
+import {
+  field,
+  flag,
+  pageRedirect,
+  paging,
+  pathParam,
+  redirectWithFlash,
+  returnPage,
+  signedIn,
+} from '../requests.js'
 import { formsPage, pagesPage, submissionsPage } from '../views/content.js'
 import { sendPage } from '../views/layout.js'
-
-/** The list page a change was made from (a hidden field), so the browser goes back to it. */
-const returnPage = (request: FastifyRequest) => {
-  const page = field(request, 'page')
-  return /^[1-9][0-9]{0,8}$/.test(page) ? page : '1'
-}
 
 /** Forms (with their submissions) and pages. */
 export function registerContentRoutes(app: FastifyInstance, services: Services): void {

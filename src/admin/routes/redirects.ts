@@ -21,6 +21,7 @@ import {
   paging,
   pathParam,
   redirectWithFlash,
+  returnPage,
   signedIn,
 } from '../requests.js'
 import { sendPage } from '../views/layout.js'
@@ -166,11 +167,15 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
       flag(request, 'active'),
       actorOf(request),
     )
-    const page = /^[1-9][0-9]{0,8}$/.test(field(request, 'page')) ? field(request, 'page') : '1'
-    return done(request, reply, url`/admin/redirects?page=${page}#redirect-${change.redirect.id}`, {
-      kind: 'success',
-      text: savedText(change.redirect.isActive ? 'activated' : 'deactivated', change),
-    })
+    return done(
+      request,
+      reply,
+      url`/admin/redirects?page=${returnPage(request)}#redirect-${change.redirect.id}`,
+      {
+        kind: 'success',
+        text: savedText(change.redirect.isActive ? 'activated' : 'deactivated', change),
+      },
+    )
   })
 
   app.get('/redirects/:id/delete', MANAGE, async (request, reply) => {
