@@ -1,6 +1,8 @@
 import { stringify } from 'csv-stringify/sync'
 import type { ResolvedRedirect } from './redirect-matcher.js'
 import { encodeRedirectPath } from './redirect-matcher.js'
+import { redirectPathForEntry } from './redirect-rules.js'
+import { CSV_COLUMNS } from './redirects.js'
 
 /** The formats `lectern redirects export` writes. */
 export const REDIRECT_EXPORT_FORMATS = [
@@ -120,10 +122,18 @@ function* withoutControlCharacters(rules: Iterable<ResolvedRedirect>): Generator
 
 const typeOf = (rule: ResolvedRedirect) => (rule.status === 301 ? 'permanent' : 'temporary')
 
-/** The dashboard's CSV columns (`fromPath,toPath,type,isActive`), so the file imports back as is. */
+/**
+ * The dashboard's CSV columns (`fromPath,toPath,type,isActive`), paths as a person types them (a
+ * literal `%` as `%25`), so the file imports back as is.
+ */
 function* csv(rules: Iterable<ResolvedRedirect>): Generator<string> {
-  yield stringify([['fromPath', 'toPath', 'type', 'isActive']])
-  yield* csvRows(rules, (rule) => [rule.fromPath, rule.toPath, typeOf(rule), 'true'])
+  yield stringify([[...CSV_COLUMNS]])
+  yield* csvRows(rules, (rule) => [
+    redirectPathForEntry(rule.fromPath),
+    redirectPathForEntry(rule.toPath),
+    typeOf(rule),
+    'true',
+  ])
 }
 
 /** Rows through csv-stringify a thousand at a time: one call per row costs more than the quoting. */

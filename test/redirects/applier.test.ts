@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createRedirectApplier } from '../../src/services/redirect-applier.js'
+import { exportRedirects } from '../../src/services/redirect-exports.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { caseFile, casesFor, insertCaseRedirects } from './support.js'
 
@@ -35,6 +36,20 @@ describe('the redirect matcher of the current content', () => {
     const after = await applier.matcher()
     expect(after).not.toBe(before)
     expect(after.match('/brand-new?x=1')).toEqual({ status: 302, location: '/new?x=1' })
+  })
+
+  it('exports a CSV that imports back into another database with the same answers, chains flattened', async () => {
+    const csv = [...exportRedirects('csv', (await ctx.services.redirectApplier.matcher()).rules())].join('')
+    const other = await createTestContext()
+    try {
+      const result = await other.services.redirects.importCsv(csv)
+      expect(result.created).toBe(caseFile.redirects.filter((r) => r.isActive).length)
+      expect(result.chainCount).toBe(0)
+      const matcher = await other.services.redirectApplier.matcher()
+      for (const c of casesFor('core')) expect(matcher.match(c.target), c.name).toEqual(c.expect)
+    } finally {
+      await other.close()
+    }
   })
 
   it('drops a redirect from the matcher once it is switched off', async () => {
