@@ -126,7 +126,7 @@ export interface PageOf<T> {
   total: number
 }
 
-/** Paging and filters shared by the list endpoints; `undefined` filter means "all". */
+/** The page asked for: 1-based page number and page size, both already checked. */
 export interface ListOptions {
   page: number
   pageSize: number

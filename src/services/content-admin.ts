@@ -22,9 +22,8 @@ export const MAX_NOTES_LENGTH = FIELD_LIMITS.notes
 
 /**
  * The dashboard's changes to forms, pages and submissions, and the reads that only the dashboard
- * needs. Every write to content goes through a function of this file or of `redirects.ts` (bulk
- * imports aside, which write in one transaction of their own): whatever must follow a content
- * change, such as invalidating cached API responses, hooks in here.
+ * needs (redirects have `redirects.ts`). Cached API responses need no call from here: the database's
+ * own triggers move the content version on every write, whoever makes it (see migration 003).
  */
 export function createContentAdminService(db: Kysely<Database>) {
   const formQuery = () =>
