@@ -20,6 +20,7 @@ function reachable(host: string, port: number): Promise<boolean> {
 const UNIT_TESTS = [
   'src/ratelimit/memory.test.ts',
   'src/services/redirect-rules.test.ts',
+  'test/db/migrations-frozen.test.ts',
   'clients/js/test/policy.test.ts',
   'clients/js/test/redirects.test.ts',
   'clients/js/test/scenarios.test.ts',
@@ -51,12 +52,17 @@ export default defineConfig(async () => {
   // On a laptop without PostgreSQL and Redis their project is left out; in CI it always runs and
   // fails loudly if they are missing.
   const withPostgres = servicesUp || Boolean(process.env.CI)
-  if (!withPostgres) console.warn('PostgreSQL or Redis not reachable: running the SQLite project only')
+  if (!withPostgres) {
+    console.warn('PostgreSQL or Redis not reachable: running the SQLite project only')
+    // Read by test/global-setup.ts, which repeats the warning when the run ends.
+    process.env.LECTERN_POSTGRES_SKIPPED = '1'
+  }
   return {
     test: {
       include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'clients/js/test/**/*.test.ts'],
       // Fails a test during which the app answered something openapi.json does not describe.
       setupFiles: ['test/contract/setup.ts'],
+      globalSetup: ['test/global-setup.ts'],
       pool: 'forks' as const,
       testTimeout: 30_000,
       hookTimeout: 30_000,
