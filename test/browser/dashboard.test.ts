@@ -340,8 +340,8 @@ describe.skipIf(!available && !process.env.CI)('the dashboard in a real browser'
     // The role explanations promise keys only to those who can create them.
     const roles = await page.locator('details.explainer dl').textContent()
     expect(roles).toContain('Editor')
-    expect(roles).toMatch(/Editor[^]*Cannot create API keys/)
-    expect(roles).toMatch(/Viewer[^]*Cannot create API keys/)
+    expect(roles).toMatch(/Editor[\s\S]*Cannot create API keys/)
+    expect(roles).toMatch(/Viewer[\s\S]*Cannot create API keys/)
     await context.close()
   }, 120_000)
 
