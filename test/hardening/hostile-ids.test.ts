@@ -124,7 +124,7 @@ describe('ids that try to change where dashboard buttons post', () => {
     const res = await admin.post(`/admin/submissions/${submission.id}/star`, { starred: 'true', page: '1' })
     expect(res.statusCode).toBe(303)
     expect(res.headers.location).toBe(
-      '/admin/forms/form%3Aplain/submissions?page=1#submission-submission.one',
+      '/admin/forms/form%3Aplain/submissions?page=1&changed=submission.one#submission-submission.one',
     )
   })
 
