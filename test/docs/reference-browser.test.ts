@@ -47,8 +47,9 @@ describe.runIf(TEST_DIALECT === 'sqlite' && (available || process.env.CI))(
 
       await page.goto('/docs/')
       const sidebar = page.locator('nav, aside').first()
-      for (const summary of ['List forms', "List a form's submissions"]) {
-        await sidebar.getByText(summary).waitFor({ state: 'visible', timeout: 20_000 })
+      // Each list is there twice: its GET, and its HEAD (headers only).
+      for (const summary of ['List forms', "List a form's submissions", 'List forms (headers only)']) {
+        await sidebar.getByText(summary, { exact: true }).waitFor({ state: 'visible', timeout: 20_000 })
       }
       // The other sections are folded in the sidebar until opened.
       for (const [tag, summary] of [
@@ -56,9 +57,9 @@ describe.runIf(TEST_DIALECT === 'sqlite' && (available || process.env.CI))(
         ['Redirects', 'List URL redirects'],
       ] as const) {
         await sidebar.getByText(tag, { exact: true }).click()
-        await sidebar.getByText(summary).waitFor({ state: 'visible' })
+        await sidebar.getByText(summary, { exact: true }).waitFor({ state: 'visible' })
       }
-      await sidebar.getByText('List forms').click()
+      await sidebar.getByText('List forms', { exact: true }).click()
       await page.getByText(/curl/).first().waitFor({ state: 'visible', timeout: 10_000 })
       await page
         .getByText(/Authorization: Bearer/)
