@@ -139,6 +139,9 @@ try {
     env,
     stdio: ['ignore', openSync(serverLog, 'w'), 'inherit'],
   })
+  server.on('exit', (code, signal) => {
+    if (code !== 0) console.error(`the server exited (${signal ?? code}); its log: ${serverLog}`)
+  })
   const base = `http://127.0.0.1:${port}`
   for (let i = 0; ; i++) {
     if (
