@@ -17,6 +17,7 @@ import { registerAuditRoutes } from './routes/audit.js'
 import { registerAuthRoutes } from './routes/auth.js'
 import { registerContentRoutes } from './routes/content.js'
 import { registerHomeRoutes } from './routes/home.js'
+import { registerKeyPageRoutes } from './routes/key-page.js'
 import { registerKeyRoutes } from './routes/keys.js'
 import { registerRedirectRoutes } from './routes/redirects.js'
 import { registerUserRoutes } from './routes/users.js'
@@ -179,5 +180,6 @@ export async function adminDashboard(app: FastifyInstance, options: AdminDashboa
     registerContentRoutes(pages, services)
     registerRedirectRoutes(pages, services)
     registerAuditRoutes(pages, services)
+    registerKeyPageRoutes(pages, services)
   })
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { databaseLocation, printTable, withServices } from './context.js'
 
-/** `lectern keys …`: create (shown once), list, deactivate, activate, revoke. */
+/** `lectern keys …`: create (shown once), list, rename, deactivate, activate, revoke. */
 export function registerKeyCommands(program: Command): void {
   const keys = program.command('keys').description('manage API keys')
 
@@ -10,10 +10,18 @@ export function registerKeyCommands(program: Command): void {
     .description('create an API key; the plain key is printed once, alone on the last line')
     .requiredOption('--name <name>', 'what the key is for')
     .option('--user <email>', 'the global admin who owns the key (optional when there is exactly one)')
-    .action(async (options: { name: string; user?: string }) => {
+    .option('--expires <date-time>', 'when the key stops working: an ISO 8601 date-time in the future')
+    .action(async (options: { name: string; user?: string; expires?: string }) => {
       await withServices(async ({ keys }) => {
-        const { key, plainKey } = await keys.createApiKey({ name: options.name, userEmail: options.user })
-        console.log(`Created API key ${key.id} '${key.name}' for ${key.createdBy} (prefix ${key.prefix})`)
+        const { key, plainKey } = await keys.createApiKey({
+          name: options.name,
+          userEmail: options.user,
+          expiresAt: options.expires,
+        })
+        const expiry = key.expiresAt === null ? '' : `, expires ${key.expiresAt}`
+        console.log(
+          `Created API key ${key.id} '${key.name}' for ${key.createdBy} (prefix ${key.prefix}${expiry})`,
+        )
         console.log('Store it now: it is not stored and cannot be shown again.')
         console.log(plainKey)
       })
@@ -30,15 +38,29 @@ export function registerKeyCommands(program: Command): void {
         // An empty table gives no hint that the command may have opened the wrong database.
         else if (list.length === 0) console.log(`No API keys in ${databaseLocation(database)}`)
         else
-          printTable(list as unknown as Record<string, string | null>[], [
-            'id',
-            'name',
-            'prefix',
-            'status',
-            'createdBy',
-            'createdAt',
-            'lastUsedAt',
-          ])
+          printTable(
+            list.map((key) => ({
+              ...key,
+              // An expired key keeps its status (active or inactive) but is refused: the table says so.
+              expiresAt:
+                key.expiresAt !== null && Date.parse(key.expiresAt) <= Date.now()
+                  ? `${key.expiresAt} (expired)`
+                  : key.expiresAt,
+            })),
+            ['id', 'name', 'prefix', 'status', 'createdBy', 'createdAt', 'lastUsedAt', 'expiresAt'],
+          )
+      })
+    })
+
+  keys
+    .command('rename')
+    .description('give a key a new name (what it is for); the key itself does not change')
+    .argument('<id>', 'key id, as shown by keys list')
+    .argument('<name>', 'the new name')
+    .action(async (id: string, name: string) => {
+      await withServices(async ({ keys }) => {
+        const key = await keys.renameApiKey(id, name)
+        console.log(`Renamed ${key.id} to '${key.name}'`)
       })
     })
 

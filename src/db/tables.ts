@@ -81,6 +81,10 @@ export interface ApiKeysTable {
   revoked_at: string | null
   created_at: string
   last_used_at: string | null
+  /** When the key stops working (migration 006); null: never. */
+  expires_at: string | null
+  /** When the first use after expiry was audited (`key.expired`), so that it is recorded once. */
+  expiry_recorded_at: string | null
 }
 
 /** One row (id 1) whose `version` moves forward on every content change (see migration 003). */

@@ -6,9 +6,10 @@ import { now } from '../time.js'
 
 /**
  * Who made a change: a signed-in dashboard user, or the command line. Service methods that change
- * something take one; callers that say nothing (the CLI, scripts, tests) act as `cli`.
+ * something take one; callers that say nothing (the CLI, scripts, tests) act as `cli`. `system`
+ * is Lectern itself, for what no person did at that moment (a key reaching its expiry).
  */
-export type Actor = { email: string } | 'cli'
+export type Actor = { email: string } | 'cli' | 'system'
 
 /** Every action the audit log records. */
 export const AUDIT_ACTIONS = [
@@ -69,7 +70,7 @@ export interface AuditRecord {
 
 /** How an actor is written in the log. */
 export function actorName(actor: Actor): string {
-  return actor === 'cli' ? 'cli' : actor.email
+  return typeof actor === 'string' ? actor : actor.email
 }
 
 /**

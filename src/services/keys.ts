@@ -4,7 +4,7 @@ import { param } from '../db/prepared.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { isSafeId, newId, randomBase62 } from '../ids.js'
 import { characterProblem, FIELD_LIMITS } from '../limits.js'
-import { formatTimestamp, now } from '../time.js'
+import { formatTimestamp, now, parseTimestamp } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
 import { normalizeEmail } from './users.js'
 
@@ -27,6 +27,8 @@ export interface ApiKeyView {
   createdBy: string | null
   createdAt: string
   lastUsedAt: string | null
+  /** When the key stops working (it then answers `api_key_inactive`); null: never. */
+  expiresAt: string | null
 }
 
 /** A creator's keys: all of them, and those that work now. */
@@ -46,6 +48,8 @@ export type KeyCheck =
     }
   | { status: 'invalid' }
   | { status: 'inactive' }
+  /** Active, but past its expiry time: refused as inactive, with a message saying when it expired. */
+  | { status: 'expired'; expiresAt: string }
 
 /** The part of a key kept in clear to tell keys apart in lists: `lk_live_` plus four characters. */
 export function keyDisplayPrefix(plainKey: string): string {
@@ -75,12 +79,27 @@ export function createKeyService(database: DatabaseHandle) {
         'api_keys.is_active',
         'api_keys.revoked_at',
         'api_keys.last_used_at',
+        'api_keys.expires_at',
+        'api_keys.expiry_recorded_at',
         'users.role',
         'users.is_disabled',
         eb.selectFrom('content_version').select('version').where('id', '=', 1).as('content_version'),
       ])
       .where('api_keys.key_hash', '=', param('hash')),
   )
+  /** Audits `key.expired` on the first use after expiry: the guarded update lets one request, on any instance, win. */
+  const recordExpiry = (id: string) =>
+    db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('api_keys')
+        .set({ expiry_recorded_at: now() })
+        .where('id', '=', id)
+        .where('expiry_recorded_at', 'is', null)
+        .executeTakeFirst()
+      if (result.numUpdatedRows > 0n)
+        await recordAudit(trx, { actor: 'system', action: 'key.expired', target: id })
+    })
+
   const findKey = async (id: string) => {
     // No key has an id outside the id alphabet: answered without a query.
     if (!isSafeId(id)) throw new NotFoundError(`API key '${id}' not found`)
@@ -127,6 +146,7 @@ export function createKeyService(database: DatabaseHandle) {
         'api_keys.revoked_at',
         'api_keys.created_at',
         'api_keys.last_used_at',
+        'api_keys.expires_at',
         'users.email',
       ])
   const toKeyView = (
@@ -139,7 +159,31 @@ export function createKeyService(database: DatabaseHandle) {
     createdBy: r.email,
     createdAt: r.created_at,
     lastUsedAt: r.last_used_at,
+    expiresAt: r.expires_at,
   })
+
+  /** A key's name, trimmed, or a `ValidationError` saying what is wrong with it. */
+  const checkName = (value: string) => {
+    const name = value.trim()
+    if (name.length === 0 || name.length > FIELD_LIMITS.keyName)
+      throw new ValidationError(`Key name must be 1 to ${FIELD_LIMITS.keyName} characters`)
+    const characters = characterProblem(name)
+    if (characters !== null) throw new ValidationError(`Key name ${characters}`)
+    return name
+  }
+
+  /** An expiry as given (any ISO 8601 date-time, or a date: its start, UTC), which must be in the future. */
+  const checkExpiry = (value: string | undefined): string | null => {
+    if (value === undefined || value.trim() === '') return null
+    const expiresAt = value.length <= 64 ? parseTimestamp(value.trim()) : null
+    if (expiresAt === null)
+      throw new ValidationError(
+        `Expiry '${value.slice(0, 64)}' is not an ISO 8601 date-time (e.g. 2030-01-31T00:00:00Z)`,
+      )
+    if (Date.parse(expiresAt) <= Date.now())
+      throw new ValidationError(`Expiry ${expiresAt} is in the past: a key must expire in the future`)
+    return expiresAt
+  }
 
   /** The global admin a new key will belong to: the one named, or the only one there is. */
   const findKeyOwner = async (userEmail: string | undefined) => {
@@ -170,14 +214,15 @@ export function createKeyService(database: DatabaseHandle) {
     /**
      * Creates a key for a global admin. `userEmail` may be omitted when exactly one enabled global
      * admin exists. Returns the plain key, which is not stored and cannot be shown again. The audit
-     * entry (`key.created`, by `actor`) is written in the same transaction.
+     * entry (`key.created`, by `actor`) is written in the same transaction. `expiresAt` (any ISO
+     * 8601 date-time in the future) makes the key stop working then.
      */
-    async createApiKey(input: { name: string; userEmail?: string }, actor: Actor = 'cli') {
-      const name = input.name.trim()
-      if (name.length === 0 || name.length > FIELD_LIMITS.keyName)
-        throw new ValidationError(`Key name must be 1 to ${FIELD_LIMITS.keyName} characters`)
-      const characters = characterProblem(name)
-      if (characters !== null) throw new ValidationError(`Key name ${characters}`)
+    async createApiKey(
+      input: { name: string; userEmail?: string; expiresAt?: string },
+      actor: Actor = 'cli',
+    ) {
+      const name = checkName(input.name)
+      const expiresAt = checkExpiry(input.expiresAt)
       const creator = await findKeyOwner(input.userEmail)
       const plainKey = KEY_PREFIX + randomBase62(KEY_RANDOM_LENGTH)
       const row = {
@@ -190,6 +235,7 @@ export function createKeyService(database: DatabaseHandle) {
         revoked_at: null,
         created_at: now(),
         last_used_at: null,
+        expires_at: expiresAt,
       }
       await db.transaction().execute(async (trx) => {
         await trx.insertInto('api_keys').values(row).execute()
@@ -197,7 +243,7 @@ export function createKeyService(database: DatabaseHandle) {
           actor,
           action: 'key.created',
           target: row.id,
-          detail: { name, prefix: row.prefix, owner: creator.email },
+          detail: { name, prefix: row.prefix, owner: creator.email, expiresAt },
         })
       })
       const key: ApiKeyView = {
@@ -208,6 +254,7 @@ export function createKeyService(database: DatabaseHandle) {
         createdBy: creator.email,
         createdAt: row.created_at,
         lastUsedAt: null,
+        expiresAt,
       }
       return { key, plainKey }
     },
@@ -249,6 +296,24 @@ export function createKeyService(database: DatabaseHandle) {
       )
     },
 
+    /** Gives a key a new name (revoked keys too: the name is only a label); audited as `key.renamed`. */
+    renameApiKey: async (id: string, newName: string, actor: Actor = 'cli'): Promise<ApiKeyView> => {
+      const name = checkName(newName)
+      const row = await findKey(id)
+      await db.transaction().execute(async (trx) => {
+        await trx.updateTable('api_keys').set({ name }).where('id', '=', id).execute()
+        if (row.name !== name)
+          await recordAudit(trx, {
+            actor,
+            action: 'key.renamed',
+            target: id,
+            detail: { from: row.name, to: name },
+          })
+      })
+      const renamed = await keyViews().where('api_keys.id', '=', id).executeTakeFirstOrThrow()
+      return toKeyView(renamed)
+    },
+
     deactivateApiKey: (id: string, actor: Actor = 'cli') => setActive(id, false, actor),
     activateApiKey: (id: string, actor: Actor = 'cli') => setActive(id, true, actor),
 
@@ -282,6 +347,10 @@ export function createKeyService(database: DatabaseHandle) {
       if (row.revoked_at !== null || row.role === null) return { status: 'invalid' }
       if (row.is_active !== 1 || row.is_disabled === 1) return { status: 'inactive' }
       const current = Date.now()
+      if (row.expires_at !== null && Date.parse(row.expires_at) <= current) {
+        if (row.expiry_recorded_at === null) await recordExpiry(row.id)
+        return { status: 'expired', expiresAt: row.expires_at }
+      }
       if (row.last_used_at === null || current - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
         await db
           .updateTable('api_keys')

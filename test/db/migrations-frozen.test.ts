@@ -18,6 +18,7 @@ const RELEASED: Record<string, string> = {
   '003-content-version.ts': '2a3990dd2ad212761b0a417dfb12598f670f7b166d3b25133132b5276122f1da',
   '004-redirect-destinations.ts': '2a657af1efcc627c3415ed12993969e199d4f421b03cbbbcdd8b65d8e7441e7c',
   '005-audit.ts': 'd1212781e2d8f2e1e632eca5d4fee03b1a574955238783971b43fc8a908dd654',
+  '006-key-expiry.ts': '18bfc9bbdc10170a80247920adc43b624dcf547e91440d330dbf1a4ab72aad07',
 }
 
 const migrationFiles = () => readdirSync(MIGRATIONS_DIR).filter((name) => /^\d{3}-.+\.ts$/.test(name))

@@ -28,16 +28,17 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
   app.post('/keys', { config: access }, async (request, reply) => {
     const session = signedIn(request)
     const name = field(request, 'name')
+    const expires = field(request, 'expires')
     try {
       const { key, plainKey } = await services.keys.createApiKey(
-        { name, userEmail: session.user.email },
+        { name, userEmail: session.user.email, expiresAt: expires === '' ? undefined : expires },
         actorOf(request),
       )
       reply.setCookie(NEW_KEY_COOKIE, sealNewKey(request, key.id, plainKey), newKeyCookieOptions(request))
       return seeOther(reply, url`/admin/keys/created`)
     } catch (error) {
       if (error instanceof ValidationError)
-        return sendPage(reply, newKeyPage({ session, name, problems: error.problems }), 422)
+        return sendPage(reply, newKeyPage({ session, name, expires, problems: error.problems }), 422)
       throw error
     }
   })

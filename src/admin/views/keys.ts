@@ -23,6 +23,14 @@ const STATUS_BADGES = {
 
 export const keyLabel = (key: ApiKeyView) => `${key.prefix}…`
 
+/** Whether a key's expiry has passed: it keeps its status but is refused as inactive. */
+export const hasExpired = (key: ApiKeyView, now = Date.now()) =>
+  key.expiresAt !== null && Date.parse(key.expiresAt) <= now
+
+/** The key's status badge; an active key past its expiry shows as expired. */
+export const keyStatusBadge = (key: ApiKeyView) =>
+  key.status === 'active' && hasExpired(key) ? badge('Expired', 'bad') : STATUS_BADGES[key.status]
+
 function keyActions(key: ApiKeyView, csrf: string): SafeHtml {
   if (key.status === 'revoked') return html`<span class="muted">None: revoked for good</span>`
   return rowActions({
@@ -49,15 +57,16 @@ export function keysPage(input: { session: AdminSession; keys: ApiKeyView[] }): 
         )
       : table({
           caption: 'API keys',
-          columns: ['Name', 'Key', 'Created by', 'Created', 'Last used', 'Status', 'Actions'],
+          columns: ['Name', 'Key', 'Created by', 'Created', 'Last used', 'Expires', 'Status', 'Actions'],
           rowIds: keys.map((key) => `key-${key.id}`),
           rows: keys.map((key) => [
-            html`<strong>${key.name}</strong>`,
+            html`<a href="${url`/admin/keys/${key.id}`}"><strong>${key.name}</strong></a>`,
             html`<code>${keyLabel(key)}</code>`,
             key.createdBy ?? html`<span class="muted">Deleted user</span>`,
             timestamp(key.createdAt),
             timestamp(key.lastUsedAt),
-            STATUS_BADGES[key.status],
+            timestamp(key.expiresAt, 'Never'),
+            keyStatusBadge(key),
             keyActions(key, session.csrfToken),
           ]),
         })
@@ -72,7 +81,12 @@ ${body}`,
   })
 }
 
-export function newKeyPage(input: { session: AdminSession; name?: string; problems?: string[] }): SafeHtml {
+export function newKeyPage(input: {
+  session: AdminSession
+  name?: string
+  expires?: string
+  problems?: string[]
+}): SafeHtml {
   return layout({
     title: 'Create an API key',
     session: input.session,
@@ -83,6 +97,11 @@ export function newKeyPage(input: { session: AdminSession; name?: string; proble
   <form method="post" action="/admin/keys" class="stack">
     ${csrfField(input.session.csrfToken)}
     ${textField({ name: 'name', label: 'Name', value: input.name, required: true, maxlength: 100, autofocus: true, hint: 'Say where the key will be used, e.g. "Marketing website" or "Nightly backup", so you know what breaks if you revoke it.' })}
+    <div class="field">
+      <label for="field-expires">Expires on (optional)</label>
+      <p class="hint" id="field-expires-hint">The key stops working at the start of this day (00:00 UTC) and is then refused as inactive. Leave empty for a key that does not expire.</p>
+      <input id="field-expires" name="expires" type="date" value="${input.expires ?? ''}" aria-describedby="field-expires-hint">
+    </div>
     <p class="muted">The key will read with your role (global admin): forms, submissions, pages and redirects.</p>
     <div class="actions"><button type="submit" class="button primary">Create key</button><a class="button secondary" href="/admin/keys">Cancel</a></div>
   </form>

@@ -4,6 +4,7 @@ import * as admin from './002-admin.js'
 import * as contentVersion from './003-content-version.js'
 import * as redirectDestinations from './004-redirect-destinations.js'
 import * as audit from './005-audit.js'
+import * as keyExpiry from './006-key-expiry.js'
 
 /** Migrations are listed here rather than read from disk so that source and build run the same set. */
 export const migrationProvider: MigrationProvider = {
@@ -14,6 +15,7 @@ export const migrationProvider: MigrationProvider = {
       '003-content-version': contentVersion,
       '004-redirect-destinations': redirectDestinations,
       '005-audit': audit,
+      '006-key-expiry': keyExpiry,
     }
   },
 }

@@ -171,5 +171,10 @@ async function authenticate(request: FastifyRequest, keys: KeyService) {
       'WWW-Authenticate': 'Bearer error="invalid_token"',
     })
   }
+  if (check.status === 'expired') {
+    throw new ApiError('api_key_inactive', `The provided API key has expired (at ${check.expiresAt})`, {
+      'WWW-Authenticate': 'Bearer error="invalid_token"',
+    })
+  }
   return { keyId: check.keyId, role: check.role, contentVersion: check.contentVersion }
 }

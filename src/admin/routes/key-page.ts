@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify'
+import { ValidationError } from '../../errors.js'
+import type { Services } from '../../services/index.js'
+import { actorOf } from '../actor.js'
+import { url } from '../html.js'
+import { field, pathParam, redirectWithFlash, signedIn } from '../requests.js'
+import { keyPage } from '../views/key-page.js'
+import { sendPage } from '../views/layout.js'
+
+/** Organization → API keys → one key: its details and usage, and renaming it. Global admins only. */
+export function registerKeyPageRoutes(app: FastifyInstance, services: Services): void {
+  const access = { access: 'organization' } as const
+
+  app.get('/keys/:id', { config: access }, async (request, reply) => {
+    const key = await services.keys.findApiKey(pathParam(request, 'id'))
+    return sendPage(reply, keyPage({ session: signedIn(request), key }))
+  })
+
+  app.post('/keys/:id/rename', { config: access }, async (request, reply) => {
+    const key = await services.keys.findApiKey(pathParam(request, 'id'))
+    const name = field(request, 'name')
+    try {
+      const renamed = await services.keys.renameApiKey(key.id, name, actorOf(request))
+      return redirectWithFlash(services.sessions, request, reply, url`/admin/keys/${key.id}`, {
+        kind: 'success',
+        text: `Key “${key.name}” is now called “${renamed.name}”.`,
+      })
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error
+      return sendPage(
+        reply,
+        keyPage({ session: signedIn(request), key, name, problems: error.problems }),
+        422,
+      )
+    }
+  })
+}
