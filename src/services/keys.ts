@@ -6,6 +6,7 @@ import { isSafeId, newId, randomBase62 } from '../ids.js'
 import { characterProblem, FIELD_LIMITS } from '../limits.js'
 import { formatTimestamp, now, parseTimestamp } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
+import { sharedFreshLookups } from './fresh-lookups.js'
 import { normalizeEmail } from './users.js'
 
 export const KEY_PREFIX = 'lk_live_'
@@ -87,6 +88,8 @@ export function createKeyService(database: DatabaseHandle) {
       ])
       .where('api_keys.key_hash', '=', param('hash')),
   )
+  // Concurrent requests with one key share a lookup, but never one that started before they arrived.
+  const lookupKeyFresh = sharedFreshLookups((hash: string) => lookupKey({ hash }))
   /** Audits `key.expired` on the first use after expiry: the guarded update lets one request, on any instance, win. */
   const recordExpiry = (id: string) =>
     db.transaction().execute(async (trx) => {
@@ -342,7 +345,7 @@ export function createKeyService(database: DatabaseHandle) {
     checkApiKey: async (plainKey: string): Promise<KeyCheck> => {
       if (!KEY_SHAPE.test(plainKey)) return { status: 'invalid' }
       const hash = hashApiKey(plainKey)
-      const [row] = await lookupKey({ hash })
+      const [row] = await lookupKeyFresh(hash)
       if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(hash))) return { status: 'invalid' }
       if (row.revoked_at !== null || row.role === null) return { status: 'invalid' }
       if (row.is_active !== 1 || row.is_disabled === 1) return { status: 'inactive' }

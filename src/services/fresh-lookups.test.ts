@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest'
+import { sharedFreshLookups } from './fresh-lookups.js'
+
+/** A store whose lookups finish only when the test says so, recording the value each one read. */
+function slowStore() {
+  let value = 0
+  const pending: Array<() => void> = []
+  const started: string[] = []
+  const lookup = (key: string) =>
+    new Promise<string>((resolve) => {
+      started.push(key)
+      // The value is read when the lookup reaches the store, as a database query would read it.
+      const read = `${key}@${value}`
+      pending.push(() => resolve(read))
+    })
+  return {
+    lookup,
+    started,
+    write: () => {
+      value += 1
+    },
+    /** Lets the oldest unfinished lookup finish, and the callbacks it triggers run. */
+    finishOne: async () => {
+      pending.shift()?.()
+      await new Promise((resolve) => setImmediate(resolve))
+    },
+  }
+}
+
+describe('sharedFreshLookups', () => {
+  it('starts a lookup at once when none of that key is in flight', async () => {
+    const store = slowStore()
+    const shared = sharedFreshLookups(store.lookup)
+    const a = shared('k')
+    const b = shared('other')
+    expect(store.started).toEqual(['k', 'other'])
+    await store.finishOne()
+    await store.finishOne()
+    expect(await a).toBe('k@0')
+    expect(await b).toBe('other@0')
+  })
+
+  it('never answers a call from a lookup that started before the call, so a prior write is always seen', async () => {
+    const store = slowStore()
+    const shared = sharedFreshLookups(store.lookup)
+    const first = shared('k')
+    // A write committed after the first lookup read the store, then a new call.
+    store.write()
+    const second = shared('k')
+    await store.finishOne()
+    expect(await first).toBe('k@0')
+    await store.finishOne()
+    expect(await second).toBe('k@1')
+  })
+
+  it('answers every call queued behind a running lookup with one new lookup', async () => {
+    const store = slowStore()
+    const shared = sharedFreshLookups(store.lookup)
+    const first = shared('k')
+    const queued = [shared('k'), shared('k'), shared('k')]
+    expect(store.started).toHaveLength(1)
+    await store.finishOne()
+    expect(store.started).toHaveLength(2)
+    await store.finishOne()
+    expect(await first).toBe('k@0')
+    expect(await Promise.all(queued)).toEqual(['k@0', 'k@0', 'k@0'])
+    expect(store.started).toHaveLength(2)
+  })
+
+  it('passes a failed lookup to its own callers only, and looks up afresh for the next', async () => {
+    let calls = 0
+    const shared = sharedFreshLookups(async (key: string) => {
+      calls += 1
+      if (calls === 1) throw new Error('database unavailable')
+      return key
+    })
+    await expect(shared('k')).rejects.toThrow('database unavailable')
+    await expect(shared('k')).resolves.toBe('k')
+  })
+
+  it('keeps nothing once no lookup is in flight', async () => {
+    const store = slowStore()
+    const shared = sharedFreshLookups(store.lookup)
+    const one = shared('k')
+    await store.finishOne()
+    await one
+    const two = shared('k')
+    expect(store.started).toEqual(['k', 'k'])
+    await store.finishOne()
+    expect(await two).toBe('k@0')
+  })
+})
