@@ -24,6 +24,19 @@ export function createContentService(database: DatabaseHandle) {
       return repository.listSubmissionsForForm(formId, options, version)
     },
 
+    /**
+     * The same page as `listSubmissionsForForm` with each item as JSON text, as the API writes it;
+     * a form that does not exist is a `NotFoundError`.
+     */
+    async listSubmissionsJsonForForm(
+      formId: string,
+      options: ListOptions,
+      version?: number,
+    ): Promise<PageOf<string>> {
+      if (!(await repository.formExists(formId))) throw new NotFoundError(`Form '${formId}' not found`)
+      return repository.listSubmissionsJsonForForm(formId, options, version)
+    },
+
     listPages: (options: ListOptions & { published?: boolean }, version?: number): Promise<PageOf<Page>> =>
       repository.listPages(options, version),
 

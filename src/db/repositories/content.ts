@@ -25,6 +25,58 @@ export function presentSubmission(row: Selectable<SubmissionsTable>): Submission
   }
 }
 
+const quote = (value: string) => JSON.stringify(value)
+const quoteOrNull = (value: string | null) => (value === null ? 'null' : JSON.stringify(value))
+
+/**
+ * The stored `data` text as it goes on the wire. Every way in writes it as `JSON.stringify` of an
+ * object (the importer does; nothing else writes it), which is exactly what the response
+ * serializer would write for it again, so it is spliced in as it is. Text without that shape (an
+ * operator's own SQL may store anything) takes the long way, parsed and written again, and fails
+ * loudly when it is not JSON; text shaped `{…}` is trusted to be what Lectern wrote.
+ */
+function dataJson(data: string): string {
+  const first = data.charCodeAt(0)
+  const last = data.charCodeAt(data.length - 1)
+  // `{` … `}` with no whitespace at either end: the shape `JSON.stringify` gives an object.
+  if (first === 0x7b && last === 0x7d) return data
+  return JSON.stringify(JSON.parse(data) as unknown)
+}
+
+/**
+ * A submission as JSON text: byte for byte what the schema-compiled serializer writes for
+ * `presentSubmission(row)`, in the schema's field order (a property test holds the two equal), but
+ * without parsing `data` and writing it out again, and without an object per row. A page of 100
+ * submissions costs about half as much CPU this way.
+ */
+export function submissionJson(row: Selectable<SubmissionsTable>): string {
+  return (
+    '{"id":' +
+    quote(row.id) +
+    ',"data":' +
+    dataJson(row.data) +
+    ',"ipAddress":' +
+    quoteOrNull(row.ip_address) +
+    ',"userAgent":' +
+    quoteOrNull(row.user_agent) +
+    ',"referrer":' +
+    quoteOrNull(row.referrer) +
+    ',"submittedBy":' +
+    quoteOrNull(row.submitted_by) +
+    ',"isRead":' +
+    (row.is_read === 1 ? 'true' : 'false') +
+    ',"isStarred":' +
+    (row.is_starred === 1 ? 'true' : 'false') +
+    ',"notes":' +
+    quoteOrNull(row.notes) +
+    ',"createdAt":' +
+    quote(row.created_at) +
+    ',"updatedAt":' +
+    quote(row.updated_at) +
+    '}'
+  )
+}
+
 export function presentPage(row: Selectable<PagesTable>): Page {
   return {
     id: row.id,
@@ -192,6 +244,14 @@ export function createContentRepository(handle: DatabaseHandle) {
       version?: number,
     ): Promise<PageOf<Submission>> =>
       listPage(submissions, `submissions:${formId}`, { value: formId }, options, version, presentSubmission),
+
+    /** The same page as `listSubmissionsForForm`, each item already JSON text (see `submissionJson`). */
+    listSubmissionsJsonForForm: (
+      formId: string,
+      options: ListOptions,
+      version?: number,
+    ): Promise<PageOf<string>> =>
+      listPage(submissions, `submissions:${formId}`, { value: formId }, options, version, submissionJson),
   }
 }
 

@@ -29,7 +29,7 @@ declare module 'fastify' {
   }
 }
 
-export interface ListRouteDefinition<Item extends TSchema> {
+interface ListRouteBase<Item extends TSchema> {
   url: string
   /** The operation's name in the OpenAPI document and in generated clients. */
   operationId: string
@@ -43,8 +43,30 @@ export interface ListRouteDefinition<Item extends TSchema> {
   filter?: BooleanFilter
   /** Path parameters, for the OpenAPI document. */
   params?: ReturnType<typeof Type.Object>
-  /** One page of items; `version` is the content version the request read with its key. */
-  list(query: ListQuery, params: Record<string, string>, version: number): Promise<PageOf<Static<Item>>>
+}
+
+/**
+ * A list route: its items either as objects, written by the serializer compiled from `item`, or
+ * already as JSON text (`listJson`), for a list whose items are costly to write through objects;
+ * the text must be what the compiled serializer would write.
+ */
+export type ListRouteDefinition<Item extends TSchema> = ListRouteBase<Item> &
+  (
+    | {
+        /** One page of items; `version` is the content version the request read with its key. */
+        list(query: ListQuery, params: Record<string, string>, version: number): Promise<PageOf<Static<Item>>>
+        listJson?: never
+      }
+    | {
+        /** One page of items as JSON text, one string per item. */
+        listJson(query: ListQuery, params: Record<string, string>, version: number): Promise<PageOf<string>>
+        list?: never
+      }
+  )
+
+/** The list envelope around items that are already JSON text, as the compiled serializer writes it. */
+function listBodyFromJson(page: PageOf<string>, query: ListQuery): string {
+  return `{"data":[${page.items.join(',')}],"meta":${JSON.stringify(listMeta(page.total, query))}}`
 }
 
 const CONDITIONAL_REQUEST_HEADERS = Type.Object({
@@ -108,8 +130,14 @@ export function listRoute<Item extends TSchema>(definition: ListRouteDefinition<
       let body = cache.get(cacheKey, version)
       if (body === undefined) {
         // Computed before any 304, so a tag for a form that does not exist still gets its 404.
-        const page = await definition.list(query, params, version)
-        body = Buffer.from(reply.serialize({ data: page.items, meta: listMeta(page.total, query) }) as string)
+        if (definition.listJson) {
+          body = Buffer.from(listBodyFromJson(await definition.listJson(query, params, version), query))
+        } else {
+          const page = await definition.list(query, params, version)
+          body = Buffer.from(
+            reply.serialize({ data: page.items, meta: listMeta(page.total, query) }) as string,
+          )
+        }
         cache.set(cacheKey, version, body)
       }
       // A 304 has no body, so nothing for a Content-Type to describe (RFC 9110 §15.4.5).

@@ -17,10 +17,11 @@ export const submissionsRoute = (content: ContentService) =>
     permission: 'submissions:read',
     item: SubmissionSchema,
     params: Type.Object({ id: Type.String({ description: 'form id', examples: ['form_contact'] }) }),
-    list: ({ page, pageSize }, params, version) => {
+    // Written as JSON text straight from the stored rows: a page of 100 submissions is large.
+    listJson: ({ page, pageSize }, params, version) => {
       // No form has an id outside the id alphabet: answered without a query, so no NUL or other
       // hostile text reaches the database.
       if (!isSafeId(params.id)) throw new NotFoundError(`Form '${params.id}' not found`)
-      return content.listSubmissionsForForm(params.id, { page, pageSize }, version)
+      return content.listSubmissionsJsonForForm(params.id, { page, pageSize }, version)
     },
   })
