@@ -13,6 +13,7 @@ import { allows } from './access.js'
 import { DashboardError, forbidden } from './errors.js'
 import { url } from './html.js'
 import { seeOther } from './requests.js'
+import { registerAccountRoutes } from './routes/account.js'
 import { registerAuditRoutes } from './routes/audit.js'
 import { registerAuthRoutes } from './routes/auth.js'
 import { registerContentRoutes } from './routes/content.js'
@@ -181,5 +182,6 @@ export async function adminDashboard(app: FastifyInstance, options: AdminDashboa
     registerRedirectRoutes(pages, services)
     registerAuditRoutes(pages, services)
     registerKeyPageRoutes(pages, services)
+    registerAccountRoutes(pages, services)
   })
 }

@@ -1,7 +1,8 @@
 import type { Command } from 'commander'
+import { ValidationError } from '../errors.js'
 import { databaseLocation, printTable, readPipedStdin, withServices } from './context.js'
 
-/** `lectern users …`: create users, change roles, disable, enable, delete, unlock sign-ins, list. */
+/** `lectern users …`: create users, change roles and passwords, disable, enable, delete, unlock sign-ins, list. */
 export function registerUserCommands(program: Command): void {
   const users = program.command('users').description('manage dashboard users and their roles')
 
@@ -65,6 +66,27 @@ export function registerUserCommands(program: Command): void {
       await withServices(async ({ users }) => {
         await users.deleteUser(email)
         console.log(`Deleted ${email}`)
+      })
+    })
+
+  users
+    .command('set-password')
+    .description(
+      "set a user's password, read from stdin (at least 12 characters); their dashboard sessions end",
+    )
+    .argument('<email>')
+    .action(async (email: string) => {
+      const piped = (await readPipedStdin())?.replace(/\r?\n$/, '')
+      // Never from an argument (it would stay in the shell history) nor generated here.
+      if (piped === undefined || piped === '')
+        throw new ValidationError(
+          'Pipe the new password on stdin, e.g. `printf %s "$PASSWORD" | lectern users set-password ada@example.com`',
+        )
+      await withServices(async ({ users }) => {
+        const { user, sessionsEnded } = await users.setPassword(email, piped)
+        console.log(
+          `Password changed for ${user.email}; ${sessionsEnded} dashboard session${sessionsEnded === 1 ? '' : 's'} ended`,
+        )
       })
     })
 

@@ -7,7 +7,7 @@ import { newId, randomBase62 } from '../ids.js'
 import { FIELD_LIMITS, textProblem } from '../limits.js'
 import { now } from '../time.js'
 import { type Actor, type AuditAction, recordAudit } from './audit.js'
-import { hashPassword } from './passwords.js'
+import { hashPassword, verifyPassword } from './passwords.js'
 import { isRole, ROLES, type Role } from './roles.js'
 
 export interface UserView {
@@ -249,6 +249,58 @@ export function createUserService(db: Kysely<Database>) {
           detail: { role: row.role, keysRevoked: Number(revoked.numUpdatedRows) },
         })
       }),
+
+    /**
+     * Sets a user's password (at least 12 characters) and ends every dashboard session they have, in
+     * one transaction with its `user.password_changed` audit entry. Without `password` one is
+     * generated and returned, to be shown once (an administrator's reset).
+     */
+    async setPassword(
+      who: UserRef,
+      password: string | undefined,
+      actor: Actor = 'cli',
+    ): Promise<{ user: UserView; generatedPassword?: string; sessionsEnded: number }> {
+      const generatedPassword = password === undefined ? randomBase62(20) : undefined
+      const chosen = password ?? (generatedPassword as string)
+      if (chosen.length < MIN_PASSWORD_LENGTH)
+        throw new ValidationError(`Password must be at least ${MIN_PASSWORD_LENGTH} characters`)
+      if (textProblem(chosen, 1024) !== null)
+        throw new ValidationError('Password must be at most 1024 characters, without NUL or lone surrogates')
+      // Hashed before the transaction: it takes a while, and needs no database.
+      const passwordHash = await hashPassword(chosen)
+      return db.transaction().execute(async (trx) => {
+        const row = await findUser(trx, who)
+        const updatedAt = now()
+        await trx
+          .updateTable('users')
+          .set({ password_hash: passwordHash, updated_at: updatedAt })
+          .where('id', '=', row.id)
+          .execute()
+        const ended = await trx.deleteFrom('admin_sessions').where('user_id', '=', row.id).executeTakeFirst()
+        const sessionsEnded = Number(ended.numDeletedRows)
+        await recordAudit(trx, {
+          actor,
+          action: 'user.password_changed',
+          target: row.email,
+          detail: {
+            how:
+              generatedPassword !== undefined
+                ? 'reset'
+                : typeof actor !== 'string' && actor.email === row.email
+                  ? 'own'
+                  : 'set',
+            sessionsEnded,
+          },
+        })
+        return { user: toView({ ...row, updated_at: updatedAt }), generatedPassword, sessionsEnded }
+      })
+    },
+
+    /** Whether `password` is the user's current one (for changing your own password). */
+    async checkPassword(who: UserRef, password: string): Promise<boolean> {
+      const row = await findUser(db, who)
+      return verifyPassword(password, row.password_hash)
+    },
 
     /** One user, by email or id; a `NotFoundError` when there is none. */
     findUser: async (who: UserRef): Promise<UserView> => toView(await findUser(db, who)),

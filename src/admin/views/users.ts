@@ -63,7 +63,7 @@ function roleForm(user: UserView, csrf: string, lastAdmin: boolean): SafeHtml {
 
 function userActions(user: UserView, csrf: string, lastAdmin: boolean): SafeHtml {
   if (lastAdmin) return html`<span class="hint">${LAST_ADMIN_NOTE}</span>`
-  return rowActions({
+  return html`${rowActions({
     subject: user.email,
     toggle: switchButton({
       csrf,
@@ -73,7 +73,7 @@ function userActions(user: UserView, csrf: string, lastAdmin: boolean): SafeHtml
       action: { off: url`/admin/users/${user.id}/disable`, on: url`/admin/users/${user.id}/enable` },
     }),
     remove: { href: url`/admin/users/${user.id}/delete`, label: 'Delete' },
-  })
+  })}<a class="button secondary small" href="${url`/admin/users/${user.id}/password`}" aria-label="Reset the password of ${user.email}…">Reset password…</a>`
 }
 
 export function usersPage(input: {
