@@ -7,6 +7,14 @@ import { cpus, loadavg, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { readConfig } from './lib/config.mjs'
 import { ensureDataset, sizeLabel } from './lib/dataset.mjs'
+import {
+  checkDirectusAnswer,
+  directusListPath,
+  directusProblem,
+  directusRandomPrefix,
+  readDirectusConfig,
+  seedDirectus,
+} from './lib/directus.mjs'
 import { buildFingerprint, ensureSqliteDatabase, importMeasured } from './lib/imports.mjs'
 import {
   createApiKey,
@@ -187,6 +195,8 @@ async function main() {
       }
     })
   }
+
+  await measureDirectus(primary.dataset, mainLabel, results, note, attempt)
 
   // The smaller datasets: how the hot list and random pages change with the form's size.
   for (const size of config.sizes.filter((s) => s !== config.mainSize)) {
@@ -377,6 +387,7 @@ async function measure(server, dataset, scenario, target, key) {
   log(`${server.padEnd(8)} ${dataset.padEnd(4)} ${scenario.id}`)
   const load = {
     port: target.port,
+    ...(target.origin ? { origin: target.origin } : {}),
     path: scenario.path,
     headers: key ? { authorization: `Bearer ${key}` } : {},
     connections,
@@ -390,6 +401,8 @@ async function measure(server, dataset, scenario, target, key) {
   let sampler = null
   let cpuBefore = null
   const result = await runLoad(load, () => {
+    // A peer's process (Directus) is not ours to sample.
+    if (target.pid === null) return
     sampler = sampleMemory(target.pid)
     cpuBefore = cpuSnapshot(target.pid)
   })
@@ -417,6 +430,51 @@ async function measure(server, dataset, scenario, target, key) {
       `, RSS ${Math.round((entry.peakRssKb ?? 0) / 1024)} MB${entry.non2xx + entry.errors > 0 ? `, ${entry.non2xx} non-2xx, ${entry.errors} errors` : ''}`,
   )
   return entry
+}
+
+/**
+ * The peer: Directus answering the same questions (the hot list and random pages of the big form)
+ * through its REST API, when DIRECTUS_URL and DIRECTUS_TOKEN point to an install; otherwise a note
+ * says why it was skipped. Its process is not ours, so its memory and CPU are not sampled.
+ */
+async function measureDirectus(dataset, mainLabel, results, note, attempt) {
+  const { config, skipped } = readDirectusConfig()
+  if (!config) return note(skipped)
+  if (!selected({ id: 'hot-submissions' }) && !selected({ id: 'random-page' })) return
+  const problem = await directusProblem(config)
+  if (problem) return note(problem)
+  const seeded = await seedDirectus(config, dataset, log).catch((error) => {
+    note(`Directus skipped: seeding failed (${error.message.split('\n')[0]}).`)
+    return null
+  })
+  if (!seeded) return
+  results.directus = { origin: config.origin, ...seeded }
+  if (!seeded.reused)
+    log(`  Directus seeded with ${seeded.rows} rows in ${(seeded.seedMs / 1000).toFixed(1)} s`)
+  const { bigFormId, bigFormSubmissions } = dataset.description
+  const maxPage = Math.ceil(bigFormSubmissions / 100)
+  const scenarios = scenariosFor(dataset.description, { main: true })
+    .filter((s) => s.id === 'hot-submissions' || s.id === 'random-page')
+    .filter(selected)
+    .map((s) =>
+      s.random
+        ? {
+            ...s,
+            path: directusListPath(bigFormId, Math.ceil(maxPage / 2), 100),
+            random: { ...s.random, prefix: directusRandomPrefix(bigFormId), sizeParam: 'limit' },
+          }
+        : { ...s, path: directusListPath(bigFormId, 1, 20) },
+    )
+  const target = { origin: config.origin, pid: null, child: { exitCode: null, signalCode: null } }
+  for (const scenario of scenarios) {
+    const problems = await checkDirectusAnswer(config, scenario.path, bigFormSubmissions).catch((error) => [
+      error.message,
+    ])
+    if (problems.length > 0) note(`directus ${scenario.id}: ${problems.join('; ')}.`)
+    await attempt(`directus ${scenario.id}`, () =>
+      measure('directus', mainLabel, scenario, target, config.token),
+    )
+  }
 }
 
 /** A server that exited during a run fails that run, with its exit status and the end of its log. */

@@ -1,8 +1,13 @@
 import { sizeLabel } from './dataset.mjs'
 
-const COLORS = { bare: '#8c8c8c', sqlite: '#1f6fb4', postgres: '#e07b12' }
-const NAMES = { bare: 'bare node:http', sqlite: 'Lectern, SQLite', postgres: 'Lectern, PostgreSQL + Redis' }
-const ORDER = ['bare', 'sqlite', 'postgres']
+const COLORS = { bare: '#8c8c8c', sqlite: '#1f6fb4', postgres: '#e07b12', directus: '#6644ff' }
+const NAMES = {
+  bare: 'bare node:http',
+  sqlite: 'Lectern, SQLite',
+  postgres: 'Lectern, PostgreSQL + Redis',
+  directus: 'Directus (peer)',
+}
+const ORDER = ['bare', 'sqlite', 'postgres', 'directus']
 
 const WIDTH = 980
 const LABEL_WIDTH = 360

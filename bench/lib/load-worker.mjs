@@ -50,15 +50,16 @@ function createRecorder() {
 /** The path of each request: fixed, or a random page of the form on each request. */
 function pathPicker(seedSuffix) {
   if (!options.random) return () => options.path
-  const { prefix, maxPage, pageSize, seed } = options.random
+  const { prefix, maxPage, pageSize, seed, sizeParam = 'pageSize' } = options.random
   const pick = createRandom(`${seed}${seedSuffix}`)
-  return () => `${prefix}page=${pick.int(1, maxPage)}&pageSize=${pageSize}`
+  return () => `${prefix}page=${pick.int(1, maxPage)}&${sizeParam}=${pageSize}`
 }
 
 async function runAutocannon(duration, seedSuffix, recorder) {
   const nextPath = pathPicker(seedSuffix)
   const instance = autocannon({
-    url: `http://127.0.0.1:${options.port}${options.path}`,
+    // `origin` for a server elsewhere (a peer such as Directus); Lectern and the bare server listen here.
+    url: `${options.origin ?? `http://127.0.0.1:${options.port}`}${options.path}`,
     headers: options.headers,
     connections: options.connections,
     pipelining: 1,
