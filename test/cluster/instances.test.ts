@@ -93,6 +93,34 @@ describe('two instances sharing PostgreSQL and Redis', () => {
     }
   })
 
+  it('refuses a revoked key on every request sent after the revoke, even while a burst of its requests is in flight', async () => {
+    for (let round = 0; round < 5; round++) {
+      const key = await buildApiKey(database.db, { userId: adminId })
+      // Eight requests at a time with one key on each instance, so lookups of it are always in flight.
+      const answers: Array<{ sentAt: number; status: number }> = []
+      let revokedAt = Number.POSITIVE_INFINITY
+      let stop = false
+      const loop = async (instance: Instance) => {
+        while (!stop) {
+          const sentAt = performance.now()
+          const { status } = await get(`${instance.url}/api/v1/forms`, key.plainKey)
+          answers.push({ sentAt, status })
+        }
+      }
+      const loops = Array.from({ length: 16 }, (_, i) => loop(i % 2 === 0 ? a : b))
+      await new Promise((resolve) => setTimeout(resolve, 150))
+      await services.keys.revokeApiKey(key.id)
+      revokedAt = performance.now()
+      await new Promise((resolve) => setTimeout(resolve, 150))
+      stop = true
+      await Promise.all(loops)
+      const after = answers.filter((answer) => answer.sentAt > revokedAt)
+      expect(after.length).toBeGreaterThan(0)
+      expect(after.filter((answer) => answer.status !== 401)).toEqual([])
+      expect(answers.some((answer) => answer.sentAt < revokedAt && answer.status !== 401)).toBe(true)
+    }
+  })
+
   it('applies a demotion or a disable made by the CLI on the very next request on both instances', async () => {
     const user = await buildUser(database.db, { email: 'ops@example.com', role: 'global_admin' })
     const key = await buildApiKey(database.db, { userId: user.id })
