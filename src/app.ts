@@ -150,6 +150,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.addHook('preClose', async () => {
     closing = true
   })
+  // Key usage is counted in memory and added to the database about once a minute; the last counts
+  // are written on close, before the server closes the database.
+  app.addHook('onReady', async () => {
+    deps.services.usage.start((error) => app.log.warn({ err: error }, 'could not write API key usage'))
+  })
+  app.addHook('onClose', async () => {
+    await deps.services.usage.stop()
+  })
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id)
@@ -212,6 +220,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         limiter: deps.limiter,
         perSecond: deps.config.RATE_LIMIT_PER_SECOND,
         onRateLimited: () => metrics.rateLimitRejections.inc(),
+        usage: deps.services.usage,
       })
       api.route(formsRoute(deps.services.content))
       api.route(submissionsRoute(deps.services.content))

@@ -133,6 +133,17 @@ export interface AuditLogTable {
   detail: string | null
 }
 
+/** Requests per API key and hour (migration 007), added to by each instance about once a minute. */
+export interface KeyUsageHourlyTable {
+  key_id: string
+  /** The hour's start, canonical UTC (`2024-01-05T10:00:00Z`). */
+  hour: string
+  /** Requests made with the key (PostgreSQL's bigint arrives as a string). */
+  requests: number | string
+  /** Of those, the ones refused with 429. */
+  rejected: number | string
+}
+
 export interface Database {
   forms: FormsTable
   submissions: SubmissionsTable
@@ -145,4 +156,5 @@ export interface Database {
   locks: LocksTable
   content_version: ContentVersionTable
   audit_log: AuditLogTable
+  key_usage_hourly: KeyUsageHourlyTable
 }

@@ -7,6 +7,7 @@ import { createKeyService } from './keys.js'
 import { createRedirectApplier } from './redirect-applier.js'
 import { createRedirectService } from './redirects.js'
 import { createSessionService, type SessionOptions } from './sessions.js'
+import { createUsageService } from './usage.js'
 import { createUserService } from './users.js'
 
 /**
@@ -24,6 +25,7 @@ export function createServices(database: DatabaseHandle, options: { sessions?: S
     redirects: createRedirectService(database.db),
     redirectApplier: createRedirectApplier(database.db),
     audit: createAuditService(database.db),
+    usage: createUsageService(database.db),
   }
 }
 

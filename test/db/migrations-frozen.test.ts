@@ -19,6 +19,7 @@ const RELEASED: Record<string, string> = {
   '004-redirect-destinations.ts': '2a657af1efcc627c3415ed12993969e199d4f421b03cbbbcdd8b65d8e7441e7c',
   '005-audit.ts': 'd1212781e2d8f2e1e632eca5d4fee03b1a574955238783971b43fc8a908dd654',
   '006-key-expiry.ts': '18bfc9bbdc10170a80247920adc43b624dcf547e91440d330dbf1a4ab72aad07',
+  '007-key-usage.ts': '01d9a10d7b082bbd492ec55888c48408626cc94ed21afdb8b2634591e58ba3c3',
 }
 
 const migrationFiles = () => readdirSync(MIGRATIONS_DIR).filter((name) => /^\d{3}-.+\.ts$/.test(name))

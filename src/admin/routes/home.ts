@@ -5,6 +5,7 @@ import { url } from '../html.js'
 import { signedIn } from '../requests.js'
 import { homePage, type OverviewCard } from '../views/home.js'
 import { sendPage } from '../views/layout.js'
+import { usageToday } from '../views/usage.js'
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
 
@@ -51,13 +52,17 @@ export function registerHomeRoutes(app: FastifyInstance, services: Services): vo
       })
     }
     if (canManageOrganization(role)) {
-      const [keys, users] = await Promise.all([services.keys.listApiKeys(), services.users.listUsers()])
+      const [keys, users, today] = await Promise.all([
+        services.keys.listApiKeys(),
+        services.users.listUsers(),
+        services.usage.today(),
+      ])
       const active = keys.filter((key) => key.status === 'active').length
       cards.push({
         title: 'API keys',
         href: url`/admin/keys`,
         figure: `${active} active`,
-        detail: `${plural(keys.length, 'key')} in all, revoked ones included.`,
+        detail: `${plural(keys.length, 'key')} in all, revoked ones included. ${usageToday(today)}.`,
       })
       cards.push({
         title: 'Users',

@@ -6,6 +6,7 @@ import { url } from '../html.js'
 import { field, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { keyPage } from '../views/key-page.js'
 import { sendPage } from '../views/layout.js'
+import { usageChart } from '../views/usage.js'
 
 /** Organization → API keys → one key: its details and usage, and renaming it. Global admins only. */
 export function registerKeyPageRoutes(app: FastifyInstance, services: Services): void {
@@ -13,7 +14,8 @@ export function registerKeyPageRoutes(app: FastifyInstance, services: Services):
 
   app.get('/keys/:id', { config: access }, async (request, reply) => {
     const key = await services.keys.findApiKey(pathParam(request, 'id'))
-    return sendPage(reply, keyPage({ session: signedIn(request), key }))
+    const usage = usageChart(await services.usage.hourly(key.id))
+    return sendPage(reply, keyPage({ session: signedIn(request), key, usage }))
   })
 
   app.post('/keys/:id/rename', { config: access }, async (request, reply) => {

@@ -27,7 +27,7 @@ export function keyPage(input: {
   <dt>Created by</dt><dd>${key.createdBy ?? html`<span class="muted">Deleted user</span>`}</dd>
   <dt>Created</dt><dd>${timestamp(key.createdAt)}</dd>
   <dt>Last used</dt><dd>${timestamp(key.lastUsedAt)}</dd>
-  <dt>Expires</dt><dd>${timestamp(key.expiresAt, 'Never')}</dd>
+  <dt>Expires</dt><dd>${timestamp(key.expiresAt, 'No expiry')}</dd>
 </dl>
 ${input.usage ?? ''}
 <section class="panel narrow" aria-labelledby="rename-heading">

@@ -65,7 +65,7 @@ export function keysPage(input: { session: AdminSession; keys: ApiKeyView[] }): 
             key.createdBy ?? html`<span class="muted">Deleted user</span>`,
             timestamp(key.createdAt),
             timestamp(key.lastUsedAt),
-            timestamp(key.expiresAt, 'Never'),
+            timestamp(key.expiresAt, 'No expiry'),
             keyStatusBadge(key),
             keyActions(key, session.csrfToken),
           ]),

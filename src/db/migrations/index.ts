@@ -5,6 +5,7 @@ import * as contentVersion from './003-content-version.js'
 import * as redirectDestinations from './004-redirect-destinations.js'
 import * as audit from './005-audit.js'
 import * as keyExpiry from './006-key-expiry.js'
+import * as keyUsage from './007-key-usage.js'
 
 /** Migrations are listed here rather than read from disk so that source and build run the same set. */
 export const migrationProvider: MigrationProvider = {
@@ -16,6 +17,7 @@ export const migrationProvider: MigrationProvider = {
       '004-redirect-destinations': redirectDestinations,
       '005-audit': audit,
       '006-key-expiry': keyExpiry,
+      '007-key-usage': keyUsage,
     }
   },
 }

@@ -60,6 +60,8 @@ export function registerApiPipeline(
     /** The per-second limit, for the `RateLimit-Policy` header and the 429 message. */
     perSecond?: number
     onRateLimited?: () => void
+    /** Counts each request of a valid key, and its 429s, in memory (see `services/usage.ts`). */
+    usage?: { count(keyId: string, rejected: boolean): void }
   },
 ): void {
   app.decorateRequest('apiKey', null)
@@ -74,6 +76,7 @@ export function registerApiPipeline(
       throw error
     }
     const decision = await deps.limiter.consume(key.keyId)
+    deps.usage?.count(key.keyId, !decision.allowed)
     reply.headers({
       'X-RateLimit-Limit': decision.limit,
       'X-RateLimit-Remaining': decision.remaining,
