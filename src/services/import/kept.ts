@@ -82,6 +82,14 @@ export class KeptRecords<Field extends string = never> {
     return (this.values[field] as string[])[slot] as string
   }
 
+  /**
+   * Lets the kept fields go once the checks have read them: the writing pass needs only ids and
+   * orders, and a million paths are tens of megabytes.
+   */
+  forgetFields(): void {
+    for (const field in this.values) this.values[field] = []
+  }
+
   /** The ids the file gives (records without one have none yet). */
   *givenIds(): Generator<string> {
     for (const key of this.slots.keys()) if (!key.startsWith('#')) yield key

@@ -82,6 +82,8 @@ export class ImportPlan implements Findings {
     await this.formReferences.check(source, this)
     await checkPagePaths(db, this.pages, this)
     await checkRedirects(db, this.redirects, this)
+    this.pages.forgetFields()
+    this.redirects.forgetFields()
   }
 
   private keep<T extends { id?: string }, F extends string>(
