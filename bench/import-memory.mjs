@@ -21,7 +21,10 @@ const { values: options } = parseArgs({
     kinds: { type: 'string', default: 'form,page,redirect,submission' },
     dialect: { type: 'string', default: 'sqlite' },
     lectern: { type: 'string', default: resolve(import.meta.dirname, '..') },
-    postgres: { type: 'string', default: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test' },
+    postgres: {
+      type: 'string',
+      default: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    },
   },
 })
 const count = Number(options.records)
@@ -39,7 +42,8 @@ const RECORDS = {
 
 async function writeFile(path, kind) {
   const out = createWriteStream(path)
-  if (kind === 'submission') out.write(`${JSON.stringify({ kind: 'form', id: 'form_bench', title: 'Bench' })}\n`)
+  if (kind === 'submission')
+    out.write(`${JSON.stringify({ kind: 'form', id: 'form_bench', title: 'Bench' })}\n`)
   let chunk = ''
   for (let i = 1; i <= count; i++) {
     chunk += `${JSON.stringify(RECORDS[kind](i))}\n`
@@ -70,8 +74,21 @@ async function measure(file, databaseUrl) {
   const [code] = await once(child, 'close')
   const seconds = Number(process.hrtime.bigint() - started) / 1e9
   const kib = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)?.[1] ?? Number.NaN)
-  const failure = code === 0 ? undefined : stderr.split('\n').filter((line) => !line.startsWith('\t')).slice(0, 5).join(' | ')
-  return { peakMiB: Math.round(kib / 1024), seconds: Math.round(seconds * 10) / 10, code, failure, stdout: stdout.trim() }
+  const failure =
+    code === 0
+      ? undefined
+      : stderr
+          .split('\n')
+          .filter((line) => !line.startsWith('\t'))
+          .slice(0, 5)
+          .join(' | ')
+  return {
+    peakMiB: Math.round(kib / 1024),
+    seconds: Math.round(seconds * 10) / 10,
+    code,
+    failure,
+    stdout: stdout.trim(),
+  }
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'lectern-import-memory-'))
