@@ -52,6 +52,19 @@ describe('the audit log', () => {
     expect(JSON.stringify(created)).not.toMatch(/lk_live_[0-9A-Za-z]{32}/)
   })
 
+  it('writes nothing for a refused key change: a revoked key cannot be deactivated', async () => {
+    const { key } = await ctx.services.keys.createApiKey({ name: 'Revoked early' })
+    await ctx.services.keys.revokeApiKey(key.id)
+    await admin.get('/admin/keys')
+    const res = await admin.post(`/admin/keys/${key.id}/deactivate`)
+    expect(res.statusCode).toBe(303)
+    expect(textOf(await admin.get('/admin/keys'))).toContain('a revoked key cannot be deactivated')
+    expect(await entries('key.deactivated', key.id)).toEqual([])
+    // Revoking again changes nothing, so it is not recorded twice.
+    await ctx.services.keys.revokeApiKey(key.id)
+    expect(await entries('key.revoked', key.id)).toHaveLength(1)
+  })
+
   it('records user changes, and refused changes leave no entry', async () => {
     await admin.get('/admin/users/new')
     const email = 'audited-editor@example.com'
