@@ -44,10 +44,11 @@ function dataJson(data: string): string {
 }
 
 /**
- * A submission as JSON text: byte for byte what the schema-compiled serializer writes for
- * `presentSubmission(row)`, in the schema's field order (a property test holds the two equal), but
- * without parsing `data` and writing it out again, and without an object per row. A page of 100
- * submissions costs about half as much CPU this way.
+ * A submission as JSON text: byte for byte `JSON.stringify(presentSubmission(row))`, in the schema's
+ * field order (property tests hold it equal to that and to the schema-compiled serializer), but
+ * without parsing `data` and writing it out again. A page of 100 submissions costs about 40% less
+ * CPU this way. Unlike the compiled serializer, it keeps `data` fields whose names hold a line
+ * break (the serializer's `^(.*)$` name pattern does not match them and dropped them).
  */
 export function submissionJson(row: Selectable<SubmissionsTable>): string {
   return (

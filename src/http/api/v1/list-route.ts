@@ -48,7 +48,7 @@ interface ListRouteBase<Item extends TSchema> {
 /**
  * A list route: its items either as objects, written by the serializer compiled from `item`, or
  * already as JSON text (`listJson`), for a list whose items are costly to write through objects;
- * the text must be what the compiled serializer would write.
+ * that text must be the JSON the item schema describes, with its fields in the schema's order.
  */
 export type ListRouteDefinition<Item extends TSchema> = ListRouteBase<Item> &
   (
@@ -64,7 +64,7 @@ export type ListRouteDefinition<Item extends TSchema> = ListRouteBase<Item> &
       }
   )
 
-/** The list envelope around items that are already JSON text, as the compiled serializer writes it. */
+/** The list envelope around items that are already JSON text, laid out as the compiled serializer lays it out. */
 function listBodyFromJson(page: PageOf<string>, query: ListQuery): string {
   return `{"data":[${page.items.join(',')}],"meta":${JSON.stringify(listMeta(page.total, query))}}`
 }
