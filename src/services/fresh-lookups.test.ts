@@ -78,6 +78,17 @@ describe('sharedFreshLookups', () => {
     await expect(shared('k')).resolves.toBe('k')
   })
 
+  it('answers the next call afresh after a lookup that threw instead of rejecting', async () => {
+    let calls = 0
+    const shared = sharedFreshLookups((key: string) => {
+      calls += 1
+      if (calls === 1) throw new Error('bad statement')
+      return Promise.resolve(key)
+    })
+    await expect(shared('k')).rejects.toThrow('bad statement')
+    await expect(shared('k')).resolves.toBe('k')
+  })
+
   it('keeps nothing once no lookup is in flight', async () => {
     const store = slowStore()
     const shared = sharedFreshLookups(store.lookup)

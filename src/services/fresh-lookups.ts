@@ -33,7 +33,13 @@ export function sharedFreshLookups<K, V>(lookup: (key: K) => Promise<V>): (key: 
 
   const start = (key: K): Promise<V> => {
     inFlight.set(key, null)
-    const result = lookup(key)
+    let result: Promise<V>
+    try {
+      result = lookup(key)
+    } catch (error) {
+      // A lookup that throws instead of rejecting must not leave its key marked in flight forever.
+      result = Promise.reject(error)
+    }
     const next = () => {
       const waiting = inFlight.get(key)
       if (waiting) start(key).then(waiting.resolve, waiting.reject)
