@@ -137,3 +137,21 @@ export function url(strings: TemplateStringsArray, ...values: UrlPart[]): SafeUr
   })
   return SafeUrl[TRUSTED](out)
 }
+
+/**
+ * `base` with a query string: each name and value is percent-encoded, and parameters whose value
+ * is undefined are left out (a view's defaults stay out of its address, so the plain address and
+ * the default view are one bookmark).
+ */
+export function withQuery(
+  base: SafeUrl,
+  params: Record<string, UrlPart | undefined>,
+  fragment?: string,
+): SafeUrl {
+  const query = Object.entries(params)
+    .filter((entry): entry is [string, UrlPart] => entry[1] !== undefined)
+    .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`)
+    .join('&')
+  const hash = fragment === undefined ? '' : `#${encodeURIComponent(fragment)}`
+  return SafeUrl[TRUSTED]((query === '' ? base.value : `${base.value}?${query}`) + hash)
+}

@@ -21,6 +21,7 @@ import { registerHomeRoutes } from './routes/home.js'
 import { registerKeyPageRoutes } from './routes/key-page.js'
 import { registerKeyRoutes } from './routes/keys.js'
 import { registerRedirectRoutes } from './routes/redirects.js'
+import { registerSubmissionRoutes } from './routes/submissions.js'
 import { registerUserRoutes } from './routes/users.js'
 import { checkCsrf, clearSessionCookie, SESSION_COOKIE } from './security.js'
 import { errorPage } from './views/errors.js'
@@ -179,6 +180,7 @@ export async function adminDashboard(app: FastifyInstance, options: AdminDashboa
     registerKeyRoutes(pages, services)
     registerUserRoutes(pages, services)
     registerContentRoutes(pages, services)
+    registerSubmissionRoutes(pages, services)
     registerRedirectRoutes(pages, services)
     registerAuditRoutes(pages, services)
     registerKeyPageRoutes(pages, services)

@@ -35,6 +35,7 @@ export const AUDIT_ACTIONS = [
   'page.updated',
   'page.deleted',
   'submission.updated',
+  'submissions.updated',
   'submissions.exported',
   'submissions.deleted',
   'redirect.created',

@@ -14,6 +14,8 @@ export interface AdminForm {
   description: string | null
   isActive: boolean
   submissionCount: number
+  /** Submissions not yet marked as read (counted from the partial index of migration 008). */
+  unreadCount: number
   createdAt: string
 }
 
@@ -38,6 +40,12 @@ export function createContentAdminService(db: Kysely<Database>) {
         .select((inner) => inner.fn.countAll<number>().as('n'))
         .whereRef('submissions.form_id', '=', 'forms.id')
         .as('submission_count'),
+      eb
+        .selectFrom('submissions')
+        .select((inner) => inner.fn.countAll<number>().as('n'))
+        .whereRef('submissions.form_id', '=', 'forms.id')
+        .where('submissions.is_read', '=', 0)
+        .as('unread_count'),
     ])
 
   const toAdminForm = (row: {
@@ -47,12 +55,14 @@ export function createContentAdminService(db: Kysely<Database>) {
     is_active: number
     created_at: string
     submission_count: number | string | bigint | null
+    unread_count: number | string | bigint | null
   }): AdminForm => ({
     id: row.id,
     title: row.title,
     description: row.description,
     isActive: Number(row.is_active) === 1,
     submissionCount: Number(row.submission_count ?? 0),
+    unreadCount: Number(row.unread_count ?? 0),
     createdAt: row.created_at,
   })
 

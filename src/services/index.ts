@@ -3,6 +3,7 @@ import { createAuditService } from './audit.js'
 import { createContentService } from './content.js'
 import { createContentAdminService } from './content-admin.js'
 import { createImporter } from './import/index.js'
+import { createInboxService } from './inbox.js'
 import { createKeyService } from './keys.js'
 import { createRedirectApplier } from './redirect-applier.js'
 import { createRedirectService } from './redirects.js'
@@ -22,6 +23,7 @@ export function createServices(database: DatabaseHandle, options: { sessions?: S
     users: createUserService(database.db),
     sessions: createSessionService(database.db, options.sessions),
     contentAdmin: createContentAdminService(database.db),
+    inbox: createInboxService(database.db),
     redirects: createRedirectService(database.db),
     redirectApplier: createRedirectApplier(database.db),
     audit: createAuditService(database.db),

@@ -102,6 +102,16 @@ describe('CSRF protection of every state-changing dashboard route', () => {
         fields: { notes: 'x' },
       },
       {
+        route: '/admin/forms/:id/submissions/bulk',
+        url: `/admin/forms/${form.id}/submissions/bulk`,
+        fields: { action: 'read', ids: submission.id },
+      },
+      {
+        route: '/admin/submissions/:id/delete',
+        url: `/admin/submissions/${submission.id}/delete`,
+        fields: {},
+      },
+      {
         route: '/admin/pages/:id/published',
         url: `/admin/pages/${page.id}/published`,
         fields: { published: 'false' },

@@ -18,11 +18,20 @@ export function registerHomeRoutes(app: FastifyInstance, services: Services): vo
     const cards: OverviewCard[] = []
     if (roleAllows(role, 'forms:read')) {
       const { total } = await services.content.listForms(first)
+      // Unread submissions are personal data's headline: shown only to roles that read submissions.
+      const reads = roleAllows(role, 'submissions:read')
+      const [unread, busiest] = reads
+        ? await Promise.all([services.inbox.unreadTotal(), services.inbox.busiestUnread(3)])
+        : [undefined, []]
+      const perForm = busiest.map((form) => `${form.title}: ${form.unread}`).join(', ')
       cards.push({
         title: 'Forms',
         href: url`/admin/forms`,
         figure: plural(total, 'form'),
-        detail: 'Forms on the site and what visitors sent through them.',
+        detail:
+          unread === undefined
+            ? 'Forms on the site and what visitors sent through them.'
+            : `${plural(unread, 'unread submission')}${perForm === '' ? '' : ` (${perForm})`}. Forms on the site and what visitors sent through them.`,
       })
     }
     if (roleAllows(role, 'pages:read')) {

@@ -6,6 +6,7 @@ import * as redirectDestinations from './004-redirect-destinations.js'
 import * as audit from './005-audit.js'
 import * as keyExpiry from './006-key-expiry.js'
 import * as keyUsage from './007-key-usage.js'
+import * as submissionInbox from './008-submission-inbox.js'
 
 /** Migrations are listed here rather than read from disk so that source and build run the same set. */
 export const migrationProvider: MigrationProvider = {
@@ -18,6 +19,7 @@ export const migrationProvider: MigrationProvider = {
       '005-audit': audit,
       '006-key-expiry': keyExpiry,
       '007-key-usage': keyUsage,
+      '008-submission-inbox': submissionInbox,
     }
   },
 }
