@@ -39,15 +39,18 @@ export const DEFAULT_VIEW: InboxView = {
   size: INBOX_PAGE_SIZES[0],
 }
 
-/** The view's parameters as they go in an address or a form; defaults are left out. */
-export function viewParams(view: InboxView, page: number | undefined = view.page) {
+/**
+ * The view's parameters as they go in an address or a form; defaults are left out, and so is the
+ * page when `withPage` is false (a link to another filter or view starts at its first page).
+ */
+export function viewParams(view: InboxView, withPage = true) {
   return {
     view: view.view === DEFAULT_VIEW.view ? undefined : view.view,
     filter: view.filter === DEFAULT_VIEW.filter ? undefined : view.filter,
     q: view.search === '' ? undefined : view.search,
     sort: view.sort === DEFAULT_VIEW.sort ? undefined : view.sort,
     size: view.size === DEFAULT_VIEW.size ? undefined : view.size,
-    page,
+    page: withPage ? view.page : undefined,
   }
 }
 
@@ -63,7 +66,7 @@ export function inboxHref(
   const page = 'page' in options ? options.page : view.page
   return withQuery(
     url`/admin/forms/${formId}/submissions`,
-    { ...viewParams(view, page), changed: options.changed },
+    { ...viewParams({ ...view, page: page ?? view.page }, page !== undefined), changed: options.changed },
     options.changed === undefined ? undefined : `submission-${options.changed}`,
   )
 }
@@ -182,8 +185,8 @@ function viewControls(form: AdminForm, view: InboxView, searchProblem: string | 
   const base = url`/admin/forms/${form.id}/submissions`
   const link = (label: string, change: Partial<InboxView>, current: boolean) =>
     current
-      ? html`<a href="${withQuery(base, viewParams({ ...view, ...change }, undefined))}" aria-current="true"><strong>${label}</strong></a>`
-      : html`<a href="${withQuery(base, viewParams({ ...view, ...change }, undefined))}">${label}</a>`
+      ? html`<a href="${withQuery(base, viewParams({ ...view, ...change }, false))}" aria-current="true"><strong>${label}</strong></a>`
+      : html`<a href="${withQuery(base, viewParams({ ...view, ...change }, false))}">${label}</a>`
   const exportHref = (format: 'csv' | 'json') =>
     withQuery(url`/admin/forms/${form.id}/submissions/export`, {
       format,
