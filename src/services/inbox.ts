@@ -65,17 +65,17 @@ export function createInboxService(db: Kysely<Database>) {
    * leaves other letters as they are). The data is matched as stored, as JSON text, so the search
    * text is JSON-escaped first: a `"` in a value is `\"` there.
    */
+  const matches = (search: string) => {
+    const inData = containsPattern(JSON.stringify(search).slice(1, -1))
+    const inNotes = containsPattern(search)
+    return sql<boolean>`(lower(${sql.ref('submissions.data')}) like lower(${inData}) escape '\\' or lower(coalesce(${sql.ref('submissions.notes')}, '')) like lower(${inNotes}) escape '\\')`
+  }
+
   const scoped = <O>(query: SubmissionQuery<O>, view: InboxQuery): SubmissionQuery<O> => {
     let scopedQuery = query.where('submissions.form_id', '=', view.formId)
     if (view.filter === 'unread') scopedQuery = scopedQuery.where('submissions.is_read', '=', 0)
     if (view.filter === 'starred') scopedQuery = scopedQuery.where('submissions.is_starred', '=', 1)
-    if (view.search !== '') {
-      const inData = containsPattern(JSON.stringify(view.search).slice(1, -1))
-      const inNotes = containsPattern(view.search)
-      scopedQuery = scopedQuery.where(
-        sql<boolean>`(lower(${sql.ref('submissions.data')}) like lower(${inData}) escape '\\' or lower(coalesce(${sql.ref('submissions.notes')}, '')) like lower(${inNotes}) escape '\\')`,
-      )
-    }
+    if (view.search !== '') scopedQuery = scopedQuery.where(matches(view.search))
     return scopedQuery
   }
 
@@ -145,9 +145,13 @@ export function createInboxService(db: Kysely<Database>) {
     async *exportRows(view: InboxQuery, batchSize = 500): AsyncGenerator<Selectable<SubmissionsTable>[]> {
       await formExists(view.formId)
       const after = view.sort === 'newest' ? '<' : '>'
+      // With a search, the planner may estimate few matches and sort every match for each batch
+      // (quadratic on PostgreSQL). So the walk goes over the unsearched view in index order, a
+      // window of keys at a time, asking only which keys match; then it reads the matching rows.
+      const unsearched: InboxQuery = { ...view, search: '' }
       let last: { created_at: string; id: string } | undefined
       for (;;) {
-        let query = ordered(scoped(db.selectFrom('submissions').selectAll('submissions'), view), view.sort)
+        let query = ordered(scoped(db.selectFrom('submissions'), unsearched), view.sort)
         if (last) {
           const key = last
           query = query.where((eb: ExpressionBuilder<Database, 'submissions'>) =>
@@ -158,10 +162,26 @@ export function createInboxService(db: Kysely<Database>) {
             ),
           )
         }
-        const rows = await query.limit(batchSize).execute()
-        if (rows.length > 0) yield rows
-        if (rows.length < batchSize) return
-        const end = rows[rows.length - 1] as Selectable<SubmissionsTable>
+        if (view.search === '') {
+          const rows = await query.selectAll('submissions').limit(batchSize).execute()
+          if (rows.length > 0) yield rows
+          if (rows.length < batchSize) return
+          const end = rows[rows.length - 1] as Selectable<SubmissionsTable>
+          last = { created_at: end.created_at, id: end.id }
+          continue
+        }
+        const window = await query
+          .select(['submissions.created_at', 'submissions.id', matches(view.search).as('hit')])
+          .limit(batchSize * 4)
+          .execute()
+        // PostgreSQL answers a boolean, SQLite 1 or 0.
+        const hits = window.filter((row) => row.hit === true || Number(row.hit) === 1).map((row) => row.id)
+        if (hits.length > 0)
+          yield await ordered(db.selectFrom('submissions').selectAll('submissions'), view.sort)
+            .where('submissions.id', 'in', hits)
+            .execute()
+        if (window.length < batchSize * 4) return
+        const end = window[window.length - 1] as { created_at: string; id: string }
         last = { created_at: end.created_at, id: end.id }
       }
     },

@@ -297,7 +297,7 @@ describe('the submission inbox', () => {
   it('exports a view larger than one batch as JSON equal to the API’s items, in order', async () => {
     const form = await buildForm(ctx.database.db, { title: 'Large export' })
     // Many share a timestamp, so the keyset must order and resume on the id as well.
-    const rows = Array.from({ length: 1234 }, (_, i) => ({
+    const rows = Array.from({ length: 4321 }, (_, i) => ({
       id: `submission_large${String(i).padStart(5, '0')}`,
       form_id: form.id,
       data: JSON.stringify({ n: i, text: i % 7 === 0 ? 'lucky seven' : 'plain' }),
