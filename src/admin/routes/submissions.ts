@@ -4,6 +4,7 @@ import { stringify } from 'csv-stringify'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { submissionJson } from '../../db/repositories/content.js'
 import { ValidationError } from '../../errors.js'
+import { isSafeId } from '../../ids.js'
 import {
   type BulkAction,
   INBOX_FILTERS,
@@ -54,11 +55,14 @@ function readView(source: Record<string, unknown>): InboxView {
 const queryOf = (request: FastifyRequest) => readView(request.query as Record<string, unknown>)
 const bodyOf = (request: FastifyRequest) => readView((request.body ?? {}) as Record<string, unknown>)
 
-/** The ids of the selected checkboxes: one `ids` field, or several. */
+/**
+ * The ids of the selected checkboxes: one `ids` field, or several. One outside the id alphabet
+ * names no submission, so it is dropped before the database sees it (PostgreSQL refuses a NUL).
+ */
 function selectedIds(request: FastifyRequest): string[] {
   const value = (request.body as Record<string, unknown> | undefined)?.ids
-  const list = Array.isArray(value) ? value : value === undefined ? [] : [value]
-  return [...new Set(list.filter((item): item is string => typeof item === 'string'))]
+  const list: unknown[] = Array.isArray(value) ? value : value === undefined ? [] : [value]
+  return [...new Set(list.filter(isSafeId))]
 }
 
 const BULK_ACTIONS: readonly BulkAction[] = ['read', 'unread', 'star', 'unstar', 'delete']
@@ -116,7 +120,7 @@ export function registerSubmissionRoutes(app: FastifyInstance, services: Service
       if (view.page > last)
         return done(request, reply, inboxHref(form.id, view, { page: last }), {
           kind: 'error',
-          text: `There is no page ${view.page}: the view has ${last} page${last === 1 ? '' : 's'}, and this is the last.`,
+          text: `There is no page ${view.page}: the list has ${last} page${last === 1 ? '' : 's'}, and this is the last.`,
         })
       const raw = (request.query as Record<string, unknown>).page
       if (raw !== undefined && String(raw) !== String(view.page))
