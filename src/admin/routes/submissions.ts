@@ -183,9 +183,6 @@ export function registerSubmissionRoutes(app: FastifyInstance, services: Service
         sort: view.sort,
         search: inbox.checkSearch(view.search),
       }
-      // Audited before the first byte, with the view's size then: an export is never unrecorded,
-      // even one the browser abandons half way.
-      await inbox.recordExport(query, format, await inbox.countView(query), actorOf(request))
       const stamp = new Date().toISOString().slice(0, 10)
       reply
         .header(
@@ -194,6 +191,11 @@ export function registerSubmissionRoutes(app: FastifyInstance, services: Service
         )
         .header('content-disposition', `attachment; filename="submissions-${form.id}-${stamp}.${format}"`)
         .header('cache-control', 'no-store')
+      // A HEAD request (a link checker, a download manager asking the size) exports nothing.
+      if (request.method === 'HEAD') return reply.send()
+      // Audited before the first byte, with the view's size then: an export is never unrecorded,
+      // even one the browser abandons half way.
+      await inbox.recordExport(query, format, await inbox.countView(query), actorOf(request))
       return reply.send(format === 'csv' ? csvStream(query) : jsonStream(query))
     },
   )
