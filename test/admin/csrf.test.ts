@@ -68,6 +68,13 @@ describe('CSRF protection of every state-changing dashboard route', () => {
       { route: '/admin/keys/:id/deactivate', url: `/admin/keys/${key.id}/deactivate`, fields: {} },
       { route: '/admin/keys/:id/activate', url: `/admin/keys/${key.id}/activate`, fields: {} },
       { route: '/admin/keys/:id/revoke', url: `/admin/keys/${key.id}/revoke`, fields: {} },
+      { route: '/admin/keys/:id/rename', url: `/admin/keys/${key.id}/rename`, fields: { name: 'renamed' } },
+      {
+        route: '/admin/account/password',
+        url: '/admin/account/password',
+        fields: { current: PASSWORD, password: 'a brand new passphrase', confirm: 'a brand new passphrase' },
+      },
+      { route: '/admin/users/:id/password', url: `/admin/users/${user.id}/password`, fields: {} },
       {
         route: '/admin/users',
         url: '/admin/users',
