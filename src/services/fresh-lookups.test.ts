@@ -78,6 +78,26 @@ describe('sharedFreshLookups', () => {
     await expect(shared('k')).resolves.toBe('k')
   })
 
+  it('fails the calls queued behind a failing lookup at once, so an unreachable store costs one timeout', async () => {
+    const failures: Array<(error: Error) => void> = []
+    let calls = 0
+    const shared = sharedFreshLookups(
+      (key: string) =>
+        new Promise<string>((resolve, reject) => {
+          calls += 1
+          if (calls === 1) failures.push(reject)
+          else resolve(key)
+        }),
+    )
+    const first = shared('k')
+    const queued = [shared('k'), shared('k')]
+    failures[0]?.(new Error('database unavailable'))
+    await expect(first).rejects.toThrow('database unavailable')
+    for (const call of queued) await expect(call).rejects.toThrow('database unavailable')
+    expect(calls).toBe(1)
+    await expect(shared('k')).resolves.toBe('k')
+  })
+
   it('answers the next call afresh after a lookup that threw instead of rejecting', async () => {
     let calls = 0
     const shared = sharedFreshLookups((key: string) => {

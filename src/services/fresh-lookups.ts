@@ -22,7 +22,7 @@ function queued<V>(): Queued<V> {
  * always seen (a revoked key is refused on the very next request), while a burst of requests for
  * one key costs one lookup per round trip instead of one each. A caller waits at most for the
  * lookup in flight plus its own; with nothing in flight it starts at once, so a lone caller waits
- * no longer than without sharing. Memory holds only the keys with a lookup in flight.
+ * no longer than without sharing. A lookup that fails fails its queued callers too. Memory holds only the keys with a lookup in flight.
  *
  * A lookup that completes synchronously (SQLite) is never shared: no other call can arrive
  * before it ends.
@@ -45,7 +45,15 @@ export function sharedFreshLookups<K, V>(lookup: (key: K) => Promise<V>): (key: 
       if (waiting) start(key).then(waiting.resolve, waiting.reject)
       else inFlight.delete(key)
     }
-    result.then(next, next)
+    // A failure reached the store after the queued callers asked, so it is a true answer for them
+    // too: they get it at once instead of waiting for a second lookup (with the database
+    // unreachable, that would be a second full timeout).
+    const failed = (error: unknown) => {
+      const waiting = inFlight.get(key)
+      inFlight.delete(key)
+      waiting?.reject(error)
+    }
+    result.then(next, failed)
     return result
   }
 
