@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
 import { connect, createServer, type Server, type Socket } from 'node:net'
-import { BIN } from '../cli/run-cli.js'
+import { BIN, freePort } from '../cli/run-cli.js'
 
 /**
  * A TCP proxy the test controls, standing between a server process and PostgreSQL or Redis, so a
@@ -121,17 +121,6 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
       return exited
     },
   }
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 export interface Answer {
