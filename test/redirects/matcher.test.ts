@@ -7,7 +7,7 @@ import {
   type RedirectAnswer,
   type RedirectRule,
 } from '../../src/services/redirect-matcher.js'
-import { caseFile, casesFor } from './support.js'
+import { caseFile, casesFor, splitTarget } from './support.js'
 
 // Pure code, no database: runs once, in the SQLite project.
 const pure = describe.skipIf(process.env.LECTERN_TEST_DATABASE === 'postgres')
@@ -143,16 +143,8 @@ const targetArbitrary = fc.tuple(
 
 /** The algorithm of SPEC §2.1 written as plainly as possible: walk the chain, one step at a time. */
 function naiveMatch(rules: RedirectRule[], target: string): RedirectAnswer | null {
-  const [beforeFragment = ''] = target.split('#')
-  const mark = beforeFragment.indexOf('?')
-  const rawPath = mark === -1 ? beforeFragment : beforeFragment.slice(0, mark)
-  const query = mark === -1 ? '' : beforeFragment.slice(mark + 1)
-  let path: string
-  try {
-    path = decodeURIComponent(rawPath)
-  } catch {
-    return null
-  }
+  const { path, query } = splitTarget(target)
+  if (path === null) return null
   const find = (from: string) => rules.find((r) => r.isActive !== false && r.fromPath === from)
   let current = find(path)
   if (!current) return null

@@ -8,7 +8,7 @@ import {
   type RedirectExportFormat,
 } from '../../src/services/redirect-exports.js'
 import { createRedirectMatcher, type RedirectAnswer } from '../../src/services/redirect-matcher.js'
-import { caseFile } from './support.js'
+import { caseFile, splitTarget } from './support.js'
 
 // Netlify, Vercel and Cloudflare cannot run here. Their exports are pinned as golden files (a change
 // shows up in review), and each is read back by a small parser of that platform's documented format
@@ -32,16 +32,8 @@ interface PlatformRule {
 
 /** Applies parsed rules to a request the way these platforms do for exact, non-splat rules. */
 function apply(rules: PlatformRule[], target: string): RedirectAnswer | null {
-  const [beforeFragment = ''] = target.split('#')
-  const mark = beforeFragment.indexOf('?')
-  const rawPath = mark === -1 ? beforeFragment : beforeFragment.slice(0, mark)
-  const query = mark === -1 ? '' : beforeFragment.slice(mark + 1)
-  let path: string
-  try {
-    path = decodeURIComponent(rawPath)
-  } catch {
-    return null
-  }
+  const { path, query } = splitTarget(target)
+  if (path === null) return null
   const rule = rules.find((r) => r.path === path)
   if (!rule) return null
   expect([301, 302]).toContain(rule.status)

@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { connect, createServer } from 'node:net'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../src/db/tables.js'
 import type { RedirectAnswer, RedirectRule } from '../../src/services/redirect-matcher.js'
+import { freePort } from '../cli/run-cli.js'
 
 /** The runtimes that may be named in a case's `skip` (contract.md). */
 export type Runtime = 'core' | 'cli' | 'nginx' | 'apache' | 'caddy' | 'js' | 'python' | 'php'
@@ -29,20 +30,6 @@ export const caseFile: RedirectCaseFile = JSON.parse(readFileSync(CASE_FILE, 'ut
 
 /** The cases a runtime runs: every case not skipped for it. */
 export const casesFor = (runtime: Runtime) => caseFile.cases.filter((c) => c.skip?.[runtime] === undefined)
-
-/** A TCP port nothing listens on right now, on the loopback interface. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      )
-    })
-  })
-}
 
 /** What a server answered: the status and, when present, the raw `Location` header. */
 export interface RawAnswer {
@@ -102,6 +89,22 @@ export function asRedirect(answer: RawAnswer, origin?: string): RedirectAnswer |
 }
 
 /** Whether `command` can be run (found on PATH or at its absolute path). */
+/**
+ * A request target as a reference implementation in a test reads it: the fragment dropped, the path
+ * percent-decoded once (`null` when its encoding is invalid), the query as received.
+ */
+export function splitTarget(target: string): { path: string | null; query: string } {
+  const [beforeFragment = ''] = target.split('#')
+  const mark = beforeFragment.indexOf('?')
+  const rawPath = mark === -1 ? beforeFragment : beforeFragment.slice(0, mark)
+  const query = mark === -1 ? '' : beforeFragment.slice(mark + 1)
+  try {
+    return { path: decodeURIComponent(rawPath), query }
+  } catch {
+    return { path: null, query }
+  }
+}
+
 export function hasBinary(command: string): boolean {
   if (command.includes('/')) return existsSync(command)
   return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0
