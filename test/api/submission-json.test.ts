@@ -70,8 +70,13 @@ describe('submissions written as JSON text', () => {
   })
 
   it('writes every submission byte for byte as the schema-compiled serializer does', async () => {
-    // That serializer matches field names against `^(.*)$`, which no line terminator matches.
-    const plainNames = row.filter((r) => !/[\n\r\u2028\u2029]/.test(Object.keys(JSON.parse(r.data)).join('')))
+    // That serializer matches field names against `^(.*)$`, which no line terminator matches, and
+    // leaves out a field named `__proto__` at any depth (JSON.stringify, like the splice, keeps it).
+    const plainNames = row.filter(
+      (r) =>
+        !/[\n\r\u2028\u2029]/.test(Object.keys(JSON.parse(r.data)).join('')) &&
+        !r.data.includes('"__proto__"'),
+    )
     await fc.assert(
       fc.asyncProperty(fc.array(plainNames, { maxLength: 5 }), async (rows) => {
         const { body, meta } = await compiled(rows)
