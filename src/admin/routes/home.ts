@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import type { AuditEntry } from '../../services/audit.js'
 import type { Services } from '../../services/index.js'
 import { canManageOrganization, roleAllows } from '../../services/roles.js'
 import { url } from '../html.js'
@@ -6,6 +7,9 @@ import { signedIn } from '../requests.js'
 import { homePage, type OverviewCard } from '../views/home.js'
 import { sendPage } from '../views/layout.js'
 import { usageToday } from '../views/usage.js'
+
+/** How many of the latest audit entries the overview shows. */
+const RECENT_ACTIVITY = 8
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
 
@@ -60,12 +64,15 @@ export function registerHomeRoutes(app: FastifyInstance, services: Services): vo
           chains.count > 0 ? `${plural(chains.count, 'redirect')} form chains worth flattening.` : undefined,
       })
     }
+    let recent: AuditEntry[] | undefined
     if (canManageOrganization(role)) {
-      const [keys, users, today] = await Promise.all([
+      const [keys, users, today, latest] = await Promise.all([
         services.keys.listApiKeys(),
         services.users.listUsers(),
         services.usage.today(),
+        services.audit.recent(RECENT_ACTIVITY),
       ])
+      recent = latest
       const active = keys.filter((key) => key.status === 'active').length
       cards.push({
         title: 'API keys',
@@ -80,6 +87,6 @@ export function registerHomeRoutes(app: FastifyInstance, services: Services): vo
         detail: 'People who can sign in here, and their roles.',
       })
     }
-    return sendPage(reply, homePage({ session, cards }))
+    return sendPage(reply, homePage({ session, cards, ...(recent ? { recent } : {}) }))
   })
 }

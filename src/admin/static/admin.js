@@ -34,3 +34,20 @@ for (const input of document.querySelectorAll('input[readonly]')) {
 // A form's error summary takes the focus, so that screen readers read it first.
 const summary = document.querySelector('[data-focus]')
 if (summary instanceof HTMLElement) summary.focus()
+
+// Times arrive in UTC; shown in the reader's own zone, with the UTC time kept on hover.
+const localTime = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric',
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  timeZoneName: 'short',
+})
+for (const element of document.querySelectorAll('time[datetime]')) {
+  const at = new Date(element.getAttribute('datetime'))
+  if (!Number.isNaN(at.getTime())) {
+    element.textContent = localTime.format(at)
+    element.classList.add('local')
+  }
+}

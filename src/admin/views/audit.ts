@@ -15,6 +15,22 @@ function detailText(detail: AuditEntry['detail']): SafeHtml {
   return html`<ul class="plain">${pairs}</ul>`
 }
 
+/** Audit entries as a table, newest first: the audit log's body, and the overview's recent activity. */
+export function auditTable(entries: readonly AuditEntry[], caption: string): SafeHtml {
+  return table({
+    caption,
+    columns: ['When', 'Who', 'Action', 'Target', 'Detail'],
+    rowIds: entries.map((entry) => `audit-${entry.id}`),
+    rows: entries.map((entry) => [
+      timestamp(entry.at),
+      entry.actor === 'cli' ? html`<span class="badge neutral">Command line</span>` : entry.actor,
+      html`<code>${entry.action}</code>`,
+      html`<code>${entry.target}</code>`,
+      detailText(entry.detail),
+    ]),
+  })
+}
+
 /** Organization → Audit log: who did what, newest first, filtered by action and actor. */
 export function auditPage(input: {
   session: AdminSession
@@ -39,18 +55,7 @@ export function auditPage(input: {
             ? 'No change matches this action and actor. Clear the filter to see every entry.'
             : 'Every change to keys, users and content, and every sign-in, is recorded here as it happens.',
         )
-      : table({
-          caption: 'Audit log, newest first',
-          columns: ['When', 'Who', 'Action', 'Target', 'Detail'],
-          rowIds: entries.map((entry) => `audit-${entry.id}`),
-          rows: entries.map((entry) => [
-            timestamp(entry.at),
-            entry.actor === 'cli' ? html`<span class="badge neutral">Command line</span>` : entry.actor,
-            html`<code>${entry.action}</code>`,
-            html`<code>${entry.target}</code>`,
-            detailText(entry.detail),
-          ]),
-        })
+      : auditTable(entries, 'Audit log, newest first')
   return layout({
     title: 'Audit log',
     session,

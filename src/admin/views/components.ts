@@ -40,10 +40,14 @@ export function errorSummary(problems: readonly string[]): SafeHtml {
 </div>`
 }
 
-/** A timestamp as people read it (`2024-01-05 10:00 UTC`), machine-readable in `datetime`. */
+/**
+ * A timestamp as people read it (`2024-01-05 10:00 UTC`), machine-readable in `datetime`, the exact
+ * UTC time on hover. The script rewrites the text in the browser's own time zone (the server cannot
+ * know it); without the script the UTC text stands.
+ */
 export function timestamp(value: string | null, empty = 'Never'): SafeHtml {
   if (value === null) return html`<span class="muted">${empty}</span>`
-  return html`<time datetime="${value}"><span class="nowrap">${value.slice(0, 10)}</span> <span class="nowrap">${value.slice(11, 16)} UTC</span></time>`
+  return html`<time datetime="${value}" title="${value.slice(0, 10)} ${value.slice(11, 19)} UTC"><span class="nowrap">${value.slice(0, 10)}</span> <span class="nowrap">${value.slice(11, 16)} UTC</span></time>`
 }
 
 export function badge(text: string, tone: 'good' | 'neutral' | 'warn' | 'bad'): SafeHtml {

@@ -1,5 +1,7 @@
+import type { AuditEntry } from '../../services/audit.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { html, type SafeHtml, type SafeUrl } from '../html.js'
+import { auditTable } from './audit.js'
 import { layout, ROLE_LABELS } from './layout.js'
 
 export interface OverviewCard {
@@ -10,7 +12,16 @@ export interface OverviewCard {
   warning?: string
 }
 
-export function homePage(input: { session: AdminSession; cards: OverviewCard[] }): SafeHtml {
+/**
+ * The overview: a card per section the role opens and, for those who may read the audit log, the
+ * latest changes (`recent` is undefined for the others).
+ */
+export function homePage(input: {
+  session: AdminSession
+  cards: OverviewCard[]
+  recent?: readonly AuditEntry[]
+}): SafeHtml {
+  const { recent } = input
   const { user } = input.session
   return layout({
     title: 'Overview',
@@ -25,6 +36,14 @@ export function homePage(input: { session: AdminSession; cards: OverviewCard[] }
   <p class="muted">${card.detail}</p>
   ${card.warning ? html`<p class="warning-text">${card.warning}</p>` : ''}
 </li>`,
-    )}</ul>`,
+    )}</ul>
+${
+  recent === undefined
+    ? ''
+    : html`<section class="recent" aria-labelledby="recent-activity">
+<div class="page-head"><h2 id="recent-activity">Recent activity</h2><a class="button secondary" href="/admin/audit">The whole audit log</a></div>
+${recent.length === 0 ? html`<p class="muted">Nothing has been changed yet.</p>` : auditTable(recent, 'Recent activity, newest first')}
+</section>`
+}`,
   })
 }
