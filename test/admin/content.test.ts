@@ -31,8 +31,8 @@ describe('forms, submissions and pages in the dashboard', () => {
     const quiet = await buildForm(ctx.database.db, { title: 'Quiet form', active: false, createdAt: at(2) })
     for (let i = 0; i < 3; i++) await buildSubmission(ctx.database.db, { formId: busy.id })
     const page = await admin.get('/admin/forms')
-    expect(rowText(page, `form-${busy.id}`)).toMatch(/Busy form .* 3 Active Deactivate/)
-    expect(rowText(page, `form-${quiet.id}`)).toMatch(/Quiet form .* 0 Inactive Activate/)
+    expect(rowText(page, `form-${busy.id}`)).toMatch(/Busy form .* 3 Active Edit Deactivate Delete…/)
+    expect(rowText(page, `form-${quiet.id}`)).toMatch(/Quiet form .* 0 Inactive Edit Activate Delete…/)
   })
 
   it('switches a form off and on, and the API filter follows', async () => {
@@ -149,7 +149,7 @@ describe('forms, submissions and pages in the dashboard', () => {
       createdAt: at(5),
     })
     const list = await admin.get('/admin/pages')
-    expect(rowText(list, `page-${draft.id}`)).toMatch(/Draft page \/draft page Draft Publish/)
+    expect(rowText(list, `page-${draft.id}`)).toMatch(/Draft page \/draft page Draft Edit Publish Delete…/)
     expect(rowText(list, `page-${live.id}`)).toContain('Published since 2024-03-01 10:05 UTC')
 
     await admin.post(`/admin/pages/${draft.id}/published`, { published: 'true' })

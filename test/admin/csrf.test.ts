@@ -123,6 +123,16 @@ describe('CSRF protection of every state-changing dashboard route', () => {
         url: `/admin/pages/${page.id}/published`,
         fields: { published: 'false' },
       },
+      { route: '/admin/forms', url: '/admin/forms', fields: { title: 'Sneaky form', isActive: 'true' } },
+      { route: '/admin/forms/:id', url: `/admin/forms/${form.id}`, fields: { title: 'Renamed' } },
+      { route: '/admin/forms/:id/delete', url: `/admin/forms/${form.id}/delete`, fields: {} },
+      { route: '/admin/pages', url: '/admin/pages', fields: { title: 'Sneaky', slug: 's', path: '/sneaky' } },
+      {
+        route: '/admin/pages/:id',
+        url: `/admin/pages/${page.id}`,
+        fields: { title: 'Renamed', slug: 'r', path: '/renamed' },
+      },
+      { route: '/admin/pages/:id/delete', url: `/admin/pages/${page.id}/delete`, fields: {} },
       {
         route: '/admin/redirects',
         url: '/admin/redirects',

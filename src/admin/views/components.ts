@@ -95,13 +95,27 @@ export function table(input: {
 </table></div>`
 }
 
-/** A labelled text input with its hint; `problem` marks it invalid. */
+/**
+ * What ties a field to its hint and its problem: the ids `aria-describedby` names, and the markup
+ * that goes above the control. A field with a problem says it there, beside itself, and is marked
+ * `aria-invalid`, so that a screen reader announces both when the field takes the focus.
+ */
+function described(id: string, hint: string | undefined, problem: string | undefined) {
+  const ids = [hint ? `${id}-hint` : '', problem ? `${id}-problem` : ''].filter((item) => item !== '')
+  return {
+    notes: html`${hint ? html`<p class="hint" id="${id}-hint">${hint}</p>` : ''}${problem ? html`<p class="field-problem" id="${id}-problem">${problem}</p>` : ''}`,
+    attributes: html`${ids.length > 0 ? html` aria-describedby="${ids.join(' ')}"` : ''}${problem ? html` aria-invalid="true"` : ''}`,
+  }
+}
+
+/** A labelled text input with its hint; `problem` marks it invalid and is said beside it. */
 export function textField(input: {
   name: string
   label: string
   value?: string
   type?: 'text' | 'email' | 'password'
   hint?: string
+  problem?: string
   required?: boolean
   autocomplete?: string
   autofocus?: boolean
@@ -109,11 +123,30 @@ export function textField(input: {
   placeholder?: string
 }): SafeHtml {
   const id = `field-${input.name}`
-  const hintId = input.hint ? `${id}-hint` : undefined
+  const { notes, attributes } = described(id, input.hint, input.problem)
   return html`<div class="field">
   <label for="${id}">${input.label}</label>
-  ${input.hint ? html`<p class="hint" id="${hintId}">${input.hint}</p>` : ''}
-  <input id="${id}" name="${input.name}" type="${input.type ?? 'text'}" value="${input.value ?? ''}"${input.required ? html` required` : ''}${input.autocomplete ? html` autocomplete="${input.autocomplete}"` : ''}${input.autofocus ? html` autofocus` : ''}${input.maxlength ? html` maxlength="${input.maxlength}"` : ''}${input.placeholder ? html` placeholder="${input.placeholder}"` : ''}${hintId ? html` aria-describedby="${hintId}"` : ''}>
+  ${notes}
+  <input id="${id}" name="${input.name}" type="${input.type ?? 'text'}" value="${input.value ?? ''}"${input.required ? html` required` : ''}${input.autocomplete ? html` autocomplete="${input.autocomplete}"` : ''}${input.autofocus ? html` autofocus` : ''}${input.maxlength ? html` maxlength="${input.maxlength}"` : ''}${input.placeholder ? html` placeholder="${input.placeholder}"` : ''}${attributes}>
+</div>`
+}
+
+/** A labelled multi-line text box with its hint; `problem` marks it invalid and is said beside it. */
+export function textArea(input: {
+  name: string
+  label: string
+  value?: string
+  hint?: string
+  problem?: string
+  rows?: number
+  maxlength?: number
+}): SafeHtml {
+  const id = `field-${input.name}`
+  const { notes, attributes } = described(id, input.hint, input.problem)
+  return html`<div class="field">
+  <label for="${id}">${input.label}</label>
+  ${notes}
+  <textarea id="${id}" name="${input.name}" rows="${input.rows ?? 4}"${input.maxlength ? html` maxlength="${input.maxlength}"` : ''}${attributes}>${input.value ?? ''}</textarea>
 </div>`
 }
 
