@@ -1,4 +1,5 @@
 import { FIELD_LIMITS } from '../limits.js'
+import { grown, StringTable } from './import/string-table.js'
 /**
  * The redirect rules of SPEC §2 as pure functions over plain `{ fromPath, toPath }` pairs, so that
  * the importer, the dashboard and the CLI all judge redirects the same way, without I/O.
@@ -157,28 +158,42 @@ const WALKING = -3
 const STEPS_PER_PAUSE = 20_000
 
 /**
- * The redirects as a graph of paths, analysed in linear time and memory: each path is a number,
- * and resolving walks each redirect once, remembering where it lands (its final destination) and
- * how many redirects that takes, so no chain is ever walked twice.
+ * The redirects as a graph of paths, analysed in linear time and memory: each path is a number
+ * (from a {@link StringTable}, which packs the paths' bytes outside the JavaScript heap), every
+ * per-path fact sits in a typed array, and resolving walks each redirect once, remembering where
+ * it lands (its final destination) and how many redirects that takes, so no chain is ever walked
+ * twice. A million redirects cost some tens of megabytes, and nothing the garbage collector traces.
  *
  * Add the redirects (`add`), then resolve them: `resolve()` at once, or `resolving()` step by step
  * for a caller that must pause between steps (a server answering other requests meanwhile).
  */
 export class RedirectGraph {
-  private readonly ids = new Map<string, number>()
-  private readonly paths: string[] = []
+  /** Every path the graph has met, numbered: a node of the graph is a path's number. */
+  readonly paths: StringTable
   /** Per path: the path its redirect points to, or -1 when it is not redirected. */
-  private readonly next: number[] = []
+  private next = new Int32Array(1 << 10)
+  /** How many paths `next` covers; the table may number more paths than the graph has met. */
+  private nodes = 0
   /** The redirected paths, in the order their redirects were added. */
-  private readonly sources: number[] = []
+  private sources = new Int32Array(1 << 10)
+  private sourceCount = 0
   /** Per path: where its route ends, {@link LOOPS}, {@link UNRESOLVED} or {@link WALKING}. */
-  private final: number[] = []
+  private final = new Int32Array(0)
   /** Per path: how many redirects its route follows. */
-  private hops: number[] = []
+  private hops = new Int32Array(0)
   /** Paths in the order they were resolved: each one after the path it points to, loops aside. */
-  private resolvedOrder: number[] = []
+  private resolvedOrder = new Int32Array(0)
+  private resolvedCount = 0
   private loopList: number[][] = []
   private resolved = false
+
+  /**
+   * `paths` numbers the paths; a caller that already numbered some (the importer's kept redirects)
+   * passes its table, so that both speak of a path by the same number.
+   */
+  constructor(paths: StringTable = new StringTable()) {
+    this.paths = paths
+  }
 
   /** A graph of `redirects`, resolved. */
   static of(redirects: Iterable<RedirectEdge>): RedirectGraph {
@@ -189,22 +204,36 @@ export class RedirectGraph {
 
   /** Adds a redirect. `fromPath` is unique among valid redirects; should it repeat, the first one wins. */
   add(fromPath: string, toPath: string): void {
-    const from = this.id(fromPath)
-    if (this.next[from] !== -1) return
-    this.next[from] = this.id(toPath)
-    this.sources.push(from)
+    this.addNodes(this.paths.intern(fromPath), this.paths.intern(toPath))
+  }
+
+  /**
+   * Adds a redirect between two numbered paths (numbers of {@link paths}). Returns false, adding
+   * nothing, when `from` is redirected already: the first redirect of a path wins.
+   */
+  addNodes(from: number, to: number): boolean {
+    this.reach(Math.max(from, to) + 1)
+    if (this.next[from] !== -1) return false
+    this.next[from] = to
+    if (this.sourceCount === this.sources.length) this.sources = grown(this.sources, this.sourceCount + 1)
+    this.sources[this.sourceCount++] = from
     this.resolved = false
+    return true
   }
 
   /** How many redirects the graph holds. */
   get size(): number {
-    return this.sources.length
+    return this.sourceCount
   }
 
   /** True when `path` is the `fromPath` of one of the redirects. */
   redirects(path: string): boolean {
-    const id = this.ids.get(path)
-    return id !== undefined && this.next[id] !== -1
+    return this.isRedirected(this.paths.find(path))
+  }
+
+  /** True when the path numbered `node` is the `fromPath` of one of the redirects. */
+  isRedirected(node: number): boolean {
+    return node >= 0 && node < this.nodes && this.next[node] !== -1
   }
 
   /** Resolves every redirect at once. */
@@ -221,28 +250,33 @@ export class RedirectGraph {
    */
   *resolving(): Generator<void, void, void> {
     if (this.resolved) return
-    const count = this.paths.length
-    this.final = new Array<number>(count).fill(UNRESOLVED)
-    this.hops = new Array<number>(count).fill(0)
-    this.resolvedOrder = []
+    const next = this.next
+    const count = this.nodes
+    const final = new Int32Array(count).fill(UNRESOLVED)
+    const hopCounts = new Int32Array(count)
+    this.final = final
+    this.hops = hopCounts
+    this.resolvedOrder = new Int32Array(this.sourceCount)
+    this.resolvedCount = 0
     this.loopList = []
     let steps = 0
     const walk: number[] = []
-    for (const source of this.sources) {
-      if (this.final[source] !== UNRESOLVED) continue
+    for (let s = 0; s < this.sourceCount; s++) {
+      const source = this.sources[s] as number
+      if (final[source] !== UNRESOLVED) continue
       let current = source
-      while (this.next[current] !== -1 && this.final[current] === UNRESOLVED) {
-        this.final[current] = WALKING
+      while (next[current] !== -1 && final[current] === UNRESOLVED) {
+        final[current] = WALKING
         walk.push(current)
-        current = this.next[current] as number
+        current = next[current] as number
         if (++steps % STEPS_PER_PAUSE === 0) yield
       }
       let landsAt: number
       let hops: number
-      if (this.next[current] === -1) {
+      if (next[current] === -1) {
         landsAt = current
         hops = 0
-      } else if (this.final[current] === WALKING) {
+      } else if (final[current] === WALKING) {
         // The walk met itself: a loop from `current` round to `current`.
         const start = walk.lastIndexOf(current)
         const loop = walk.slice(start)
@@ -250,15 +284,15 @@ export class RedirectGraph {
         landsAt = LOOPS
         hops = 0
       } else {
-        landsAt = this.final[current] as number
-        hops = this.hops[current] as number
+        landsAt = final[current] as number
+        hops = hopCounts[current] as number
       }
       for (let i = walk.length - 1; i >= 0; i--) {
         const node = walk[i] as number
         hops += 1
-        this.final[node] = landsAt
-        this.hops[node] = hops
-        this.resolvedOrder.push(node)
+        final[node] = landsAt
+        hopCounts[node] = hops
+        this.resolvedOrder[this.resolvedCount++] = node
         if (++steps % STEPS_PER_PAUSE === 0) yield
       }
       walk.length = 0
@@ -273,41 +307,58 @@ export class RedirectGraph {
    * they were added.
    */
   loops(): string[][] {
+    return this.loopNodes().map((loop) => loop.map((node) => this.paths.get(node)))
+  }
+
+  /** {@link loops} as path numbers. */
+  loopNodes(): readonly (readonly number[])[] {
     this.assertResolved()
-    return this.loopList.map((loop) => loop.map((id) => this.paths[id] as string))
+    return this.loopList
   }
 
   /** How many redirects form chains: their destination is redirected, and the route lands. */
   chainCount(): number {
     this.assertResolved()
     let count = 0
-    for (const source of this.sources) if (this.isChained(source)) count++
+    for (let s = 0; s < this.sourceCount; s++) if (this.isChained(this.sources[s] as number)) count++
     return count
   }
 
   /** The chains, in the order their redirects were added; each summary costs a few steps. */
   *chains(): Generator<RedirectChainSummary, void, void> {
+    for (const node of this.chainStarts()) yield this.summary(node)
+  }
+
+  /** The paths (numbers) that start chains, in the order their redirects were added. */
+  *chainStarts(): Generator<number, void, void> {
     this.assertResolved()
-    for (const source of this.sources) {
-      if (this.isChained(source)) yield this.summary(source)
+    for (let s = 0; s < this.sourceCount; s++) {
+      const source = this.sources[s] as number
+      if (this.isChained(source)) yield source
     }
   }
 
   /** The chain starting at `fromPath`, or `undefined` when that redirect is not chained. */
   chainFrom(fromPath: string): RedirectChainSummary | undefined {
     this.assertResolved()
-    const id = this.ids.get(fromPath)
-    return id !== undefined && this.isChained(id) ? this.summary(id) : undefined
+    const id = this.paths.find(fromPath)
+    return id !== -1 && this.isChained(id) ? this.summary(id) : undefined
+  }
+
+  /** The chain starting at the path numbered `node`, which must start one (see {@link chainStarts}). */
+  chainAt(node: number): RedirectChainSummary {
+    this.assertResolved()
+    return this.summary(node)
   }
 
   /** The paths a client passes through from `fromPath` to the end of its chain, both excluded. */
   via(fromPath: string): string[] {
-    const id = this.ids.get(fromPath)
-    if (id === undefined) return []
+    const id = this.paths.find(fromPath)
+    if (!this.isRedirected(id)) return []
     const via: string[] = []
-    for (let node = this.next[id] as number; this.next[node] !== -1; node = this.next[node] as number) {
-      via.push(this.paths[node] as string)
-      if (via.length > this.paths.length) break
+    for (let node = this.next[id] as number; this.isRedirected(node); node = this.next[node] as number) {
+      via.push(this.paths.get(node))
+      if (via.length > this.nodes) break
     }
     return via
   }
@@ -318,27 +369,31 @@ export class RedirectGraph {
    * points to. Redirects in or into a loop get `undefined` unless marked themselves.
    */
   firstMarkedOnRoute(marked: (path: string) => boolean): (fromPath: string) => string | undefined {
-    this.assertResolved()
-    const first = new Map<number, number>()
-    for (const node of this.resolvedOrder) {
-      const path = this.paths[node] as string
-      if (marked(path)) first.set(node, node)
-      else if (this.final[node] !== LOOPS) {
-        const onward = first.get(this.next[node] as number)
-        if (onward !== undefined) first.set(node, onward)
-      }
-    }
+    const first = this.firstMarkedNodes((node) => marked(this.paths.get(node)))
     return (fromPath) => {
-      const id = this.ids.get(fromPath)
-      const found = id === undefined ? undefined : first.get(id)
-      return found === undefined ? undefined : this.paths[found]
+      const id = this.paths.find(fromPath)
+      const found = id === -1 || id >= first.length ? -1 : (first[id] as number)
+      return found === -1 ? undefined : this.paths.get(found)
     }
+  }
+
+  /** {@link firstMarkedOnRoute} by path numbers: per path, the first marked one on its route, or -1. */
+  firstMarkedNodes(marked: (node: number) => boolean): Int32Array {
+    this.assertResolved()
+    const first = new Int32Array(this.nodes).fill(-1)
+    for (let i = 0; i < this.resolvedCount; i++) {
+      const node = this.resolvedOrder[i] as number
+      if (marked(node)) first[node] = node
+      else if (this.final[node] !== LOOPS) first[node] = first[this.next[node] as number] as number
+    }
+    return first
   }
 
   /** The updates that point every chained redirect straight at its final destination. */
   flattening(): RedirectEdge[] {
     const updates: RedirectEdge[] = []
-    for (const chain of this.chains()) updates.push({ fromPath: chain.fromPath, toPath: chain.finalPath })
+    for (const node of this.chainStarts())
+      updates.push({ fromPath: this.paths.get(node), toPath: this.paths.get(this.final[node] as number) })
     return updates
   }
 
@@ -348,25 +403,22 @@ export class RedirectGraph {
 
   private summary(id: number): RedirectChainSummary {
     const head: string[] = []
-    for (let node = id; head.length < ROUTE_HEAD && this.next[node] !== -1; node = this.next[node] as number)
-      head.push(this.paths[node] as string)
+    for (let node = id; head.length < ROUTE_HEAD && this.isRedirected(node); node = this.next[node] as number)
+      head.push(this.paths.get(node))
     return {
-      fromPath: this.paths[id] as string,
+      fromPath: this.paths.get(id),
       hops: this.hops[id] as number,
       head,
-      finalPath: this.paths[this.final[id] as number] as string,
+      finalPath: this.paths.get(this.final[id] as number),
     }
   }
 
-  private id(path: string): number {
-    let id = this.ids.get(path)
-    if (id === undefined) {
-      id = this.paths.length
-      this.ids.set(path, id)
-      this.paths.push(path)
-      this.next.push(-1)
-    }
-    return id
+  /** Makes `next` cover the first `count` paths, those not met before as not redirected. */
+  private reach(count: number): void {
+    if (count <= this.nodes) return
+    if (count > this.next.length) this.next = grown(this.next, count)
+    this.next.fill(-1, this.nodes, count)
+    this.nodes = count
   }
 
   private assertResolved(): void {

@@ -2,35 +2,13 @@ import { setImmediate } from 'node:timers/promises'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../db/tables.js'
 import { isSafeId } from '../../ids.js'
-import { describeLoop, type RedirectChainSummary, RedirectGraph, resolveYielding } from '../redirect-rules.js'
+import { describeLoop, RedirectGraph, resolveYielding } from '../redirect-rules.js'
 import { describeChain, redirectBatches } from '../redirects.js'
 import { BATCH_SIZE, chunks } from './batches.js'
 import type { KeptRecords } from './kept.js'
 import type { ImportKind } from './kinds.js'
-import { byOrder, describeLocation, type FieldProblem, type Location } from './locations.js'
+import { describeLocation, type FieldProblem, type Location } from './locations.js'
 import type { RecordSource } from './sources.js'
-
-/**
- * A kept redirect as the redirect checks read it: its paths, and a location rebuilt only when there
- * is something to say about it (a million of these stay small).
- */
-class KeptRedirect {
-  constructor(
-    readonly fromPath: string,
-    readonly toPath: string,
-    readonly order: number,
-    private readonly findings: Findings,
-  ) {}
-
-  /** The record's fields, as the checks name them. */
-  get draft(): { fromPath: string; toPath: string } {
-    return this
-  }
-
-  get location(): Location {
-    return this.findings.locate(this.order, 'redirect')
-  }
-}
 
 /** Where the checks that need every record put what they find. */
 export interface Findings {
@@ -91,24 +69,28 @@ export async function checkPagePaths(
   pages: KeptRecords<'path'>,
   findings: Findings,
 ): Promise<void> {
-  // Sorted by path (no second map of a million paths): a path's pages are neighbours, first in file
-  // order first. `holders` are the first page of each path, still sorted by path.
-  const holders: number[] = []
-  let previous: number | undefined
-  for (const slot of pages.byField('path')) {
-    const path = pages.fieldAt(slot, 'path')
-    if (previous !== undefined && pages.fieldAt(previous, 'path') === path) {
+  const paths = pages.values
+  // Per path number, the first page in file order that has it; later ones are the duplicates.
+  const holderOf = new Int32Array(paths.size).fill(-1)
+  const holders = new Uint32Array(pages.size)
+  let holderCount = 0
+  for (const slot of pages.inFileOrder()) {
+    const path = pages.valueAt(slot, 'path')
+    const holder = holderOf[path] as number
+    if (holder !== -1) {
       findings.report(findings.locate(pages.orderAt(slot), 'page'), {
         field: 'path',
-        message: `'${path}' is already the path of the page at ${describeLocation(findings.locate(pages.orderAt(previous), 'page'))}`,
+        message: `'${paths.get(path)}' is already the path of the page at ${describeLocation(findings.locate(pages.orderAt(holder), 'page'))}`,
       })
       continue
     }
-    holders.push(slot)
-    previous = slot
+    holderOf[path] = slot
+    holders[holderCount++] = slot
   }
-  for (const batch of chunks(holders, BATCH_SIZE)) {
-    const byPath = new Map(batch.map((slot) => [pages.fieldAt(slot, 'path'), slot]))
+  for (let start = 0; start < holderCount; start += BATCH_SIZE) {
+    const byPath = new Map<string, number>()
+    for (const slot of holders.subarray(start, Math.min(start + BATCH_SIZE, holderCount)))
+      byPath.set(pages.fieldAt(slot, 'path'), slot)
     const rows = await db
       .selectFrom('pages')
       .select(['id', 'path'])
@@ -135,7 +117,8 @@ const TURN_EVERY = 5000
  * The redirect rules of SPEC §2 over the file's redirects and the stored ones they do not replace:
  * a `fromPath` is redirected once, loops are refused, chains are warned about. Linear in the number
  * of redirects: the stored ones are read in keyed batches (the server goes on answering meanwhile)
- * into one {@link RedirectGraph}, which finds every loop and chain in a single pass.
+ * into one {@link RedirectGraph}, which finds every loop and chain in a single pass. Every path is
+ * a number of the kept redirects' table, and what is known per path sits in typed arrays.
  */
 export async function checkRedirects(
   db: Kysely<Database>,
@@ -143,87 +126,91 @@ export async function checkRedirects(
   findings: Findings,
 ): Promise<void> {
   if (redirects.size === 0) return
-  const imported = Array.from(
-    redirects.inFileOrder(),
-    (slot) =>
-      new KeptRedirect(
-        redirects.fieldAt(slot, 'fromPath'),
-        redirects.fieldAt(slot, 'toPath'),
-        redirects.orderAt(slot),
-        findings,
-      ),
-  )
-  const importedPaths = new Set(imported.map(({ draft }) => draft.fromPath))
+  const paths = redirects.values
+  const inFileOrder = redirects.inFileOrder()
+  const location = (slot: number) => findings.locate(redirects.orderAt(slot), 'redirect')
+  const importedFrom = new Uint8Array(paths.size)
+  for (const slot of inFileOrder) importedFrom[redirects.valueAt(slot, 'fromPath')] = 1
   // Stored rows go first, so that a clash is reported on the file's record, which is what can change.
   // Inactive redirects count too: switching one on later must not be able to close a loop.
-  const graph = new RedirectGraph()
-  const storedHolders = new Map<string, string>()
+  const graph = new RedirectGraph(paths)
+  const storedHolders = new Map<number, string>()
   for await (const rows of redirectBatches(db)) {
     for (const row of rows) {
       if (redirects.has(row.id)) continue
-      graph.add(row.from_path, row.to_path)
-      if (importedPaths.has(row.from_path)) storedHolders.set(row.from_path, row.id)
+      const from = paths.intern(row.from_path)
+      graph.addNodes(from, paths.intern(row.to_path))
+      if (importedFrom[from] === 1) storedHolders.set(from, row.id)
     }
   }
-  /** The file's records that are part of the graph, by `fromPath`. */
-  const held = new Map<string, KeptRedirect>()
-  for (const record of imported) {
-    const { fromPath, toPath } = record.draft
-    const storedId = storedHolders.get(fromPath)
-    const earlier = held.get(fromPath)
-    if (storedId === undefined && earlier === undefined) {
-      held.set(fromPath, record)
-      graph.add(fromPath, toPath)
+  /** Per path number: the slot of the file's record that redirects it in the graph, or -1. */
+  const heldBy = new Int32Array(paths.size).fill(-1)
+  for (const slot of inFileOrder) {
+    const from = redirects.valueAt(slot, 'fromPath')
+    const storedId = storedHolders.get(from)
+    const earlier = heldBy[from] as number
+    if (storedId === undefined && earlier === -1) {
+      heldBy[from] = slot
+      graph.addNodes(from, redirects.valueAt(slot, 'toPath'))
       continue
     }
     const other =
-      storedId === undefined && earlier
-        ? `the redirect at ${describeLocation(earlier.location)}`
+      storedId === undefined
+        ? `the redirect at ${describeLocation(location(earlier))}`
         : `redirect '${storedId}' in the database`
-    findings.report(record.location, {
+    findings.report(location(slot), {
       field: 'fromPath',
-      message: `'${fromPath}' is already redirected by ${other}`,
+      message: `'${paths.get(from)}' is already redirected by ${other}`,
     })
   }
   await resolveYielding(graph)
 
-  for (const loop of graph.loops()) {
-    const culprit = loop
-      .slice(0, -1)
-      .map((path) => held.get(path))
-      .filter((record) => record !== undefined)
-      .sort(byOrder)[0]
+  for (const loop of graph.loopNodes()) {
+    let culprit = -1
+    for (const node of loop.slice(0, -1)) {
+      const slot = heldBy[node] as number
+      if (slot !== -1 && (culprit === -1 || redirects.orderAt(slot) < redirects.orderAt(culprit)))
+        culprit = slot
+    }
     // A loop made only of stored rows predates this import; refusing the import would not fix it.
-    if (!culprit) continue
-    findings.report(culprit.location, {
+    if (culprit === -1) continue
+    findings.report(location(culprit), {
       field: 'toPath',
-      message: `creates a redirect loop: ${describeLoop(loop, culprit.draft.fromPath)}`,
+      message: `creates a redirect loop: ${describeLoop(
+        loop.map((node) => paths.get(node)),
+        redirects.fieldAt(culprit, 'fromPath'),
+      )}`,
     })
   }
 
   // A chain is the file's doing when it starts at, or passes through, one of the file's records.
-  const firstImported = graph.firstMarkedOnRoute((path) => held.has(path))
-  const chains: { chain: RedirectChainSummary; culprit: KeptRedirect; stored: boolean }[] = []
-  for (const chain of graph.chains()) {
-    if (chains.length % TURN_EVERY === 0) await setImmediate()
-    const path = firstImported(chain.fromPath)
-    const culprit = path === undefined ? undefined : held.get(path)
-    if (culprit) chains.push({ chain, culprit, stored: !held.has(chain.fromPath) })
+  const firstImported = graph.firstMarkedNodes((node) => heldBy[node] !== -1)
+  const chainStarts: number[] = []
+  const culprits: number[] = []
+  let seen = 0
+  for (const start of graph.chainStarts()) {
+    if (++seen % TURN_EVERY === 0) await setImmediate()
+    const path = firstImported[start] as number
+    if (path === -1) continue
+    chainStarts.push(start)
+    culprits.push(heldBy[path] as number)
   }
   const storedIds = new Map<string, string>()
-  const storedStarts = chains.filter(({ stored }) => stored).map(({ chain }) => chain.fromPath)
-  for (const paths of chunks(storedStarts, BATCH_SIZE)) {
+  const storedStarts = chainStarts.filter((start) => heldBy[start] === -1).map((start) => paths.get(start))
+  for (const batch of chunks(storedStarts, BATCH_SIZE)) {
     const rows = await db
       .selectFrom('redirects')
       .select(['id', 'from_path'])
-      .where('from_path', 'in', paths)
+      .where('from_path', 'in', batch)
       .execute()
     for (const row of rows) storedIds.set(row.from_path, row.id)
   }
-  for (const [index, { chain, culprit, stored }] of chains.entries()) {
+  for (const [index, start] of chainStarts.entries()) {
     if (index % TURN_EVERY === 0) await setImmediate()
-    const origin = stored ? ` (starting at redirect '${storedIds.get(chain.fromPath)}' in the database)` : ''
-    findings.warn(culprit.location, {
+    const chain = graph.chainAt(start)
+    const origin =
+      heldBy[start] === -1 ? ` (starting at redirect '${storedIds.get(chain.fromPath)}' in the database)` : ''
+    findings.warn(location(culprits[index] as number), {
       message: `redirect chain ${describeChain(chain)}${origin}; consider pointing '${chain.fromPath}' straight at '${chain.finalPath}'`,
     })
   }

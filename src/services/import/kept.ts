@@ -1,24 +1,37 @@
 import type { ImportKind } from './kinds.js'
+import { grown, StringTable } from './string-table.js'
 
 /**
  * The forms, pages or redirects of an import between its two passes, kept compactly: what the checks
- * across records need (ids, the order of each id's last record, a few fields such as paths), in a
- * map and parallel arrays, not the records themselves. A million tiny records then cost a hundred
- * or so bytes each rather than a kilobyte; the writing pass reads the records from the file again.
+ * across records need (ids, the order of each id's last record, a few fields such as paths), not
+ * the records themselves. Keys and field values are numbered by {@link StringTable}s (their bytes
+ * packed outside the JavaScript heap) and everything else sits in typed arrays, so a million tiny
+ * records cost a few dozen bytes each and give the garbage collector nothing to trace; the writing
+ * pass reads the records from the file again.
  *
- * Records are keyed by id, or by `#<order>` when they have none (`#` is outside the id alphabet, so
- * such a key never meets a real id).
+ * A record's slot is the number of its key: its id, or `#<order>` when it has none (`#` is outside
+ * the id alphabet, so such a key never meets a real id).
  */
 export class KeptRecords<Field extends string = never> {
-  private readonly slots = new Map<string, number>()
-  private readonly orders: number[] = []
-  private readonly values: Record<string, string[]> = {}
+  private readonly keys = new StringTable()
+  private orders = new Float64Array(1 << 10)
+  private fieldValues: Record<string, Int32Array> = {}
+  private valueTable: StringTable
 
   constructor(
     readonly kind: ImportKind,
-    fields: readonly Field[] = [],
+    private readonly fields: readonly Field[] = [],
   ) {
-    for (const field of fields) this.values[field] = []
+    this.valueTable = new StringTable()
+    for (const field of fields) this.fieldValues[field] = new Int32Array(1 << 10)
+  }
+
+  /**
+   * The table that numbers the kept fields' strings; others may number more strings in it (the
+   * redirect checks number every stored path there too, so that one number means one path).
+   */
+  get values(): StringTable {
+    return this.valueTable
   }
 
   /** The key of a record: its id, or `#<order>` when it has none. */
@@ -26,14 +39,14 @@ export class KeptRecords<Field extends string = never> {
     return id ?? `#${order}`
   }
 
-  /** How many distinct records (ids) are kept. */
+  /** How many distinct records (keys) are kept. */
   get size(): number {
-    return this.orders.length
+    return this.keys.size
   }
 
   /** Whether a record of the file has this id. */
   has(id: string): boolean {
-    return this.slots.has(id)
+    return this.keys.find(id) !== -1
   }
 
   /**
@@ -41,35 +54,37 @@ export class KeptRecords<Field extends string = never> {
    * returned (to warn about it).
    */
   keep(key: string, order: number, fields: Readonly<Record<Field, string>>): number | undefined {
-    const existing = this.slots.get(key)
-    const slot = existing ?? this.orders.length
-    const earlier = existing === undefined ? undefined : this.orders[slot]
-    if (existing === undefined) this.slots.set(key, slot)
+    const known = this.keys.size
+    const slot = this.keys.intern(key)
+    if (slot >= this.orders.length) {
+      this.orders = grown(this.orders, slot + 1)
+      for (const field of this.fields)
+        this.fieldValues[field] = grown(this.fieldValues[field] as Int32Array, slot + 1)
+    }
+    const earlier = slot < known ? this.orders[slot] : undefined
     this.orders[slot] = order
-    for (const field in fields) (this.values[field] as string[])[slot] = fields[field]
+    for (const field of this.fields)
+      (this.fieldValues[field] as Int32Array)[slot] = this.values.intern(fields[field])
     return earlier
   }
 
   /** Whether the record at `order` is the one kept for `key` (the last of the file with it). */
   isKept(key: string, order: number): boolean {
-    const slot = this.slots.get(key)
-    return slot !== undefined && this.orders[slot] === order
+    const slot = this.keys.find(key)
+    return slot !== -1 && this.orders[slot] === order
   }
 
   /** The kept records' slots in file order. */
   inFileOrder(): Uint32Array {
-    const slots = Uint32Array.from(this.orders.keys())
-    return slots.sort((a, b) => (this.orders[a] as number) - (this.orders[b] as number))
-  }
-
-  /** The kept records' slots ordered by a field, ties in file order: equal values end up together. */
-  byField(field: Field): Uint32Array {
-    const values = this.values[field] as string[]
-    return this.inFileOrder().sort((a, b) => {
-      const x = values[a] as string
-      const y = values[b] as string
-      return x < y ? -1 : x > y ? 1 : (this.orders[a] as number) - (this.orders[b] as number)
-    })
+    const orders = this.orders
+    const slots = new Uint32Array(this.size)
+    for (let slot = 0; slot < slots.length; slot++) slots[slot] = slot
+    // Slots are mostly in file order already (only a repeated id moves a slot's record later).
+    for (let i = 1; i < slots.length; i++) {
+      if ((orders[slots[i - 1] as number] as number) > (orders[slots[i] as number] as number))
+        return slots.sort((a, b) => (orders[a] as number) - (orders[b] as number))
+    }
+    return slots
   }
 
   /** The order of a slot's record. */
@@ -77,21 +92,25 @@ export class KeptRecords<Field extends string = never> {
     return this.orders[slot] as number
   }
 
-  /** A kept field of a slot's record. */
-  fieldAt(slot: number, field: Field): string {
-    return (this.values[field] as string[])[slot] as string
+  /** The number (in {@link values}) of a kept field of a slot's record. */
+  valueAt(slot: number, field: Field): number {
+    return (this.fieldValues[field] as Int32Array)[slot] as number
   }
 
-  /**
-   * Lets the kept fields go once the checks have read them: the writing pass needs only ids and
-   * orders, and a million paths are tens of megabytes.
-   */
+  /** A kept field of a slot's record. */
+  fieldAt(slot: number, field: Field): string {
+    return this.values.get(this.valueAt(slot, field))
+  }
+
+  /** Lets the kept fields go once the checks have read them: the writing pass needs only keys and orders. */
   forgetFields(): void {
-    for (const field in this.values) this.values[field] = []
+    for (const field of this.fields) this.fieldValues[field] = new Int32Array(0)
+    this.valueTable = new StringTable()
   }
 
   /** The ids the file gives (records without one have none yet). */
   *givenIds(): Generator<string> {
-    for (const key of this.slots.keys()) if (!key.startsWith('#')) yield key
+    for (let slot = 0; slot < this.keys.size; slot++)
+      if (!this.keys.startsWith(slot, '#')) yield this.keys.get(slot)
   }
 }
