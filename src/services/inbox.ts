@@ -2,10 +2,10 @@ import { type ExpressionBuilder, type Kysely, type Selectable, type SelectQueryB
 import { presentSubmission } from '../db/repositories/content.js'
 import type { Database, SubmissionsTable } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
-import { characterProblem } from '../limits.js'
 import type { PageOf, Submission } from '../schemas.js'
 import { now } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
+import { checkSearch, containsPattern } from './listing.js'
 
 /** Which submissions of a form the inbox shows. */
 export const INBOX_FILTERS = ['all', 'unread', 'starred'] as const
@@ -15,8 +15,7 @@ export type InboxFilter = (typeof INBOX_FILTERS)[number]
 export const INBOX_SORTS = ['newest', 'oldest'] as const
 export type InboxSort = (typeof INBOX_SORTS)[number]
 
-/** The longest search text the inbox accepts (a search is a scan: longer text only costs more). */
-export const MAX_SEARCH_LENGTH = 200
+export { MAX_SEARCH_LENGTH } from './listing.js'
 
 /** The most submissions one bulk action changes: a page's worth at the largest page size. */
 export const MAX_BULK_IDS = 100
@@ -42,9 +41,6 @@ const BULK_CHANGES: Record<
   star: { is_starred: 1 },
   unstar: { is_starred: 0 },
 }
-
-/** `text` as a LIKE pattern matching it anywhere, its own `%`, `_` and `\` taken literally. */
-const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`
 
 type SubmissionQuery<O> = SelectQueryBuilder<Database, 'submissions', O>
 
@@ -105,18 +101,8 @@ export function createInboxService(db: Kysely<Database>) {
   }
 
   return {
-    /**
-     * Reads a search text typed into the inbox: trimmed; a `ValidationError` when it is longer than
-     * `MAX_SEARCH_LENGTH` or holds characters no text can hold (a NUL, a lone surrogate).
-     */
-    checkSearch(search: string): string {
-      const text = search.trim()
-      if (text.length > MAX_SEARCH_LENGTH)
-        throw new ValidationError(`The search must be at most ${MAX_SEARCH_LENGTH} characters.`)
-      const problem = characterProblem(text)
-      if (problem !== null) throw new ValidationError(`The search ${problem}.`)
-      return text
-    },
+    /** Reads a search text typed into the inbox (see `checkSearch`). */
+    checkSearch,
 
     /**
      * One numbered page of a view, with the view's total. The filters and the order follow the

@@ -2,6 +2,7 @@ import type { DatabaseHandle } from '../db/database.js'
 import { createAuditService } from './audit.js'
 import { createContentService } from './content.js'
 import { createContentAdminService } from './content-admin.js'
+import { createDashboardLists } from './dashboard-lists.js'
 import { createImporter } from './import/index.js'
 import { createInboxService } from './inbox.js'
 import { createKeyService } from './keys.js'
@@ -24,6 +25,7 @@ export function createServices(database: DatabaseHandle, options: { sessions?: S
     sessions: createSessionService(database.db, options.sessions),
     contentAdmin: createContentAdminService(database.db),
     inbox: createInboxService(database.db),
+    lists: createDashboardLists(database.db),
     redirects: createRedirectService(database.db),
     redirectApplier: createRedirectApplier(database.db),
     audit: createAuditService(database.db),

@@ -32,6 +32,10 @@ export interface ApiKeyView {
   expiresAt: string | null
 }
 
+/** Whether a key's expiry has passed: it keeps its status but is refused as inactive. */
+export const hasExpired = (key: Pick<ApiKeyView, 'expiresAt'>, now = Date.now()): boolean =>
+  key.expiresAt !== null && Date.parse(key.expiresAt) <= now
+
 /** A creator's keys: all of them, and those that work now. */
 export interface KeyCounts {
   active: number

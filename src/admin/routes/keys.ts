@@ -2,21 +2,39 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ValidationError } from '../../errors.js'
+import { viewKeys } from '../../services/dashboard-lists.js'
 import type { Services } from '../../services/index.js'
 import { actorOf } from '../actor.js'
 import { url } from '../html.js'
+import { listForView, misplacedPage, readListView } from '../list-view.js'
 import { field, pathParam, redirectWithFlash, seeOther, signedIn } from '../requests.js'
 import { SESSION_COOKIE } from '../security.js'
-import { keyCreatedPage, keysPage, newKeyPage, revokeKeyPage } from '../views/keys.js'
+import { KEY_LIST, keyCreatedPage, keysPage, newKeyPage, revokeKeyPage } from '../views/keys.js'
 import { sendPage } from '../views/layout.js'
 
 /** Organization → API keys: global admins only. */
 export function registerKeyRoutes(app: FastifyInstance, services: Services): void {
   const access = { access: 'organization' } as const
 
-  app.get('/keys', { config: access }, async (request, reply) =>
-    sendPage(reply, keysPage({ session: signedIn(request), keys: await services.keys.listApiKeys() })),
-  )
+  app.get('/keys', { config: access }, async (request, reply) => {
+    const all = await services.keys.listApiKeys()
+    const { view, result, problem } = await listForView(
+      readListView(KEY_LIST, request.query),
+      async (asked) => viewKeys(all, asked),
+    )
+    const elsewhere = misplacedPage(KEY_LIST, view, request, result.total)
+    if (elsewhere) return redirectWithFlash(services.sessions, request, reply, elsewhere.url, elsewhere.flash)
+    return sendPage(
+      reply,
+      keysPage({
+        session: signedIn(request),
+        view,
+        keys: result,
+        anyKeys: all.length > 0,
+        ...(problem ? { searchProblem: problem } : {}),
+      }),
+    )
+  })
 
   app.get('/keys/new', { config: access }, async (request, reply) =>
     sendPage(reply, newKeyPage({ session: signedIn(request) })),

@@ -13,22 +13,14 @@ import type { RedirectChange } from '../../services/redirects.js'
 import { canManageContent } from '../../services/roles.js'
 import { actorOf } from '../actor.js'
 import { url } from '../html.js'
-import {
-  field,
-  flag,
-  PAGE_SIZE,
-  pageRedirect,
-  paging,
-  pathParam,
-  redirectWithFlash,
-  returnPage,
-  signedIn,
-} from '../requests.js'
+import { listForView, listHref, misplacedPage, readListView } from '../list-view.js'
+import { field, flag, PAGE_SIZE, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { sendPage } from '../views/layout.js'
 import {
   applyRedirectsPage,
   deleteRedirectPage,
   importPage,
+  REDIRECT_LIST,
   type RedirectFormValues,
   redirectFormPage,
   redirectsPage,
@@ -71,20 +63,21 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
 
   app.get('/redirects', READ, async (request, reply) => {
     const session = signedIn(request)
-    const options = paging(request)
-    const [redirects, chains] = await Promise.all([
-      services.content.listRedirects(options),
+    const [{ view, result: redirects, problem }, chains] = await Promise.all([
+      listForView(readListView(REDIRECT_LIST, request.query), services.lists.redirects),
       services.redirects.findChains(),
     ])
-    const elsewhere = pageRedirect(request, redirects.total, (page) => url`/admin/redirects?page=${page}`)
+    const elsewhere = misplacedPage(REDIRECT_LIST, view, request, redirects.total)
     if (elsewhere) return done(request, reply, elsewhere.url, elsewhere.flash)
     return sendPage(
       reply,
       redirectsPage({
         session,
-        redirects: { ...redirects, ...options },
+        view,
+        redirects,
         chains,
         canManage: canManageContent(session.user.role, 'redirects:read'),
+        ...(problem ? { searchProblem: problem } : {}),
       }),
     )
   })
@@ -167,15 +160,11 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
       flag(request, 'active'),
       actorOf(request),
     )
-    return done(
-      request,
-      reply,
-      url`/admin/redirects?page=${returnPage(request)}#redirect-${change.redirect.id}`,
-      {
-        kind: 'success',
-        text: savedText(change.redirect.isActive ? 'activated' : 'deactivated', change),
-      },
-    )
+    const view = readListView(REDIRECT_LIST, request.body)
+    return done(request, reply, listHref(REDIRECT_LIST, view, view.page, `redirect-${change.redirect.id}`), {
+      kind: 'success',
+      text: savedText(change.redirect.isActive ? 'activated' : 'deactivated', change),
+    })
   })
 
   app.get('/redirects/:id/delete', MANAGE, async (request, reply) => {

@@ -1,13 +1,22 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ValidationError } from '../../errors.js'
+import { viewUsers } from '../../services/dashboard-lists.js'
 import type { Services } from '../../services/index.js'
 import type { Role } from '../../services/roles.js'
 import type { UserView } from '../../services/users.js'
 import { actorOf } from '../actor.js'
 import { url } from '../html.js'
+import { listForView, misplacedPage, readListView } from '../list-view.js'
 import { field, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { sendPage } from '../views/layout.js'
-import { deleteUserPage, newUserPage, userCreatedPage, usersPage } from '../views/users.js'
+import {
+  deleteUserPage,
+  lastAdminId,
+  newUserPage,
+  USER_LIST,
+  userCreatedPage,
+  usersPage,
+} from '../views/users.js'
 
 /** What a role change means for the user's API keys, as the confirmation says it. */
 const ROLE_CHANGES: Record<Role, string> = {
@@ -57,16 +66,26 @@ export function registerUserRoutes(app: FastifyInstance, services: Services): vo
     )
   }
 
-  app.get('/users', { config: access }, async (request, reply) =>
-    sendPage(
+  app.get('/users', { config: access }, async (request, reply) => {
+    const [all, keys] = await Promise.all([services.users.listUsers(), services.keys.countKeysByCreator()])
+    const { view, result, problem } = await listForView(
+      readListView(USER_LIST, request.query),
+      async (asked) => viewUsers(all, asked),
+    )
+    const elsewhere = misplacedPage(USER_LIST, view, request, result.total)
+    if (elsewhere) return redirectWithFlash(services.sessions, request, reply, elsewhere.url, elsewhere.flash)
+    return sendPage(
       reply,
       usersPage({
         session: signedIn(request),
-        users: await services.users.listUsers(),
-        keys: await services.keys.countKeysByCreator(),
+        view,
+        users: result,
+        lastAdmin: lastAdminId(all),
+        keys,
+        ...(problem ? { searchProblem: problem } : {}),
       }),
-    ),
-  )
+    )
+  })
 
   app.get('/users/new', { config: access }, async (request, reply) =>
     sendPage(reply, newUserPage({ session: signedIn(request) })),

@@ -59,7 +59,29 @@ export function emptyState(title: string, text: Renderable, action?: SafeHtml): 
   return html`<div class="empty"><h2>${title}</h2><p>${text}</p>${action ?? ''}</div>`
 }
 
-/** "Newer / Page 2 of 5 / Older" links for a paginated list. */
+/**
+ * The page numbers a pager shows: the first, the last, and two either side of the current one, with
+ * `null` where numbers are left out (so 1,000 pages show as `1 … 498 499 500 501 502 … 1000`).
+ */
+export function pageNumbers(page: number, pages: number): (number | null)[] {
+  const shown = new Set([1, pages])
+  for (let n = page - 2; n <= page + 2; n++) if (n >= 1 && n <= pages) shown.add(n)
+  const sorted = [...shown].sort((a, b) => a - b)
+  const out: (number | null)[] = []
+  for (const n of sorted) {
+    const last = out.at(-1)
+    if (typeof last === 'number' && n - last === 2) out.push(n - 1)
+    else if (typeof last === 'number' && n - last > 2) out.push(null)
+    out.push(n)
+  }
+  return out
+}
+
+/**
+ * A paginated list's pager: previous and next, numbered pages around the current one, and a "go to
+ * page" box. The box is a GET form to the same address, carrying the view's other parameters (read
+ * from `href`'s own address, so the pager needs nothing more than the links do).
+ */
 export function pagination(input: {
   page: number
   pageSize: number
@@ -71,7 +93,20 @@ export function pagination(input: {
   const previous =
     input.page > 1 ? html`<a rel="prev" href="${input.href(input.page - 1)}">← Previous</a>` : ''
   const next = input.page < pages ? html`<a rel="next" href="${input.href(input.page + 1)}">Next →</a>` : ''
-  return html`<nav class="pagination" aria-label="Pages">${previous}<span>Page ${input.page} of ${pages}</span>${next}</nav>`
+  const numbers = pageNumbers(input.page, pages).map((n) =>
+    n === null
+      ? html`<li aria-hidden="true">…</li>`
+      : n === input.page
+        ? html`<li><a href="${input.href(n)}" aria-current="page" aria-label="Page ${n}, current">${n}</a></li>`
+        : html`<li><a href="${input.href(n)}" aria-label="Page ${n}">${n}</a></li>`,
+  )
+  const target = new URL(input.href(1).value, 'http://lectern.invalid')
+  const kept = [...target.searchParams].filter(([name]) => name !== 'page')
+  const jump =
+    pages > 1
+      ? html`<form method="get" action="${target.pathname}" class="jump">${kept.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}<label for="jump-page">Go to page</label> <input id="jump-page" name="page" type="number" min="1" max="${pages}" value="${input.page}" inputmode="numeric"> <button type="submit" class="button secondary small">Go</button></form>`
+      : ''
+  return html`<nav class="pagination" aria-label="Pages">${previous}<span>Page ${input.page} of ${pages}</span>${next}<ol class="page-numbers">${numbers}</ol>${jump}</nav>`
 }
 
 /**

@@ -1,12 +1,17 @@
-import type { ApiKeyView } from '../../services/keys.js'
+import type { PageOf } from '../../schemas.js'
+import type { KeyFilter, KeySort } from '../../services/dashboard-lists.js'
+import { type ApiKeyView, hasExpired } from '../../services/keys.js'
+import type { ListView } from '../../services/listing.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { html, type SafeHtml, url } from '../html.js'
+import { isNarrowed, type ListSpec, listControls, listHref, PAGE_SIZES } from '../list-view.js'
 import {
   badge,
   confirmation,
   csrfField,
   emptyState,
   errorSummary,
+  pagination,
   rowActions,
   switchButton,
   table,
@@ -21,11 +26,28 @@ const STATUS_BADGES = {
   revoked: badge('Revoked', 'bad'),
 } as const
 
-export const keyLabel = (key: ApiKeyView) => `${key.prefix}…`
+/** The API keys list's search, filters and orders. */
+export const KEY_LIST: ListSpec<KeyFilter, KeySort> = {
+  base: url`/admin/keys`,
+  filters: [
+    { value: 'all', label: 'All' },
+    { value: 'active', label: 'Active' },
+    { value: 'inactive', label: 'Inactive' },
+    { value: 'expired', label: 'Expired' },
+    { value: 'revoked', label: 'Revoked' },
+  ],
+  sorts: [
+    { value: 'newest', label: 'Newest first' },
+    { value: 'oldest', label: 'Oldest first' },
+    { value: 'name', label: 'Name, A–Z' },
+    { value: 'last-used', label: 'Last used' },
+  ],
+  sizes: PAGE_SIZES,
+  searchHint: 'Name, key prefix or creator',
+  filterLabel: 'Status',
+}
 
-/** Whether a key's expiry has passed: it keeps its status but is refused as inactive. */
-export const hasExpired = (key: ApiKeyView, now = Date.now()) =>
-  key.expiresAt !== null && Date.parse(key.expiresAt) <= now
+export const keyLabel = (key: ApiKeyView) => `${key.prefix}…`
 
 /** The key's status badge; an active key past its expiry shows as expired. */
 export const keyStatusBadge = (key: ApiKeyView) =>
@@ -46,15 +68,24 @@ function keyActions(key: ApiKeyView, csrf: string): SafeHtml {
   })
 }
 
-export function keysPage(input: { session: AdminSession; keys: ApiKeyView[] }): SafeHtml {
-  const { session, keys } = input
-  const body =
-    keys.length === 0
-      ? emptyState(
-          'No API keys yet',
-          'A program (your website, an app, a script) needs an API key to read forms, submissions, pages and redirects from the content API.',
-          html`<a class="button primary" href="/admin/keys/new">Create your first API key</a>`,
-        )
+export function keysPage(input: {
+  session: AdminSession
+  view: ListView<KeyFilter, KeySort>
+  keys: PageOf<ApiKeyView>
+  /** Whether any key exists at all (the view may show none of them). */
+  anyKeys: boolean
+  searchProblem?: string
+}): SafeHtml {
+  const { session, view, anyKeys } = input
+  const keys = input.keys.items
+  const body = !anyKeys
+    ? emptyState(
+        'No API keys yet',
+        'A program (your website, an app, a script) needs an API key to read forms, submissions, pages and redirects from the content API.',
+        html`<a class="button primary" href="/admin/keys/new">Create your first API key</a>`,
+      )
+    : input.keys.total === 0
+      ? emptyState('No key matches', 'No API key matches the search and filter. Clear them to see every key.')
       : table({
           caption: 'API keys',
           columns: ['Name', 'Key', 'Created by', 'Created', 'Last used', 'Expires', 'Status', 'Actions'],
@@ -74,10 +105,14 @@ export function keysPage(input: { session: AdminSession; keys: ApiKeyView[] }): 
     title: 'API keys',
     session,
     section: 'keys',
-    body: html`<div class="page-head"><h1>API keys</h1>${keys.length > 0 ? html`<a class="button primary" href="/admin/keys/new">Create new API key</a>` : ''}</div>
+    body: html`<div class="page-head"><h1>API keys</h1>${anyKeys ? html`<a class="button primary" href="/admin/keys/new">Create new API key</a>` : ''}</div>
 <p class="lead">Programs read the content API with these keys. A key can do what the role of the admin who
 created it allows, checked on every request: if that admin is demoted, disabled or deleted, the key follows at once.</p>
-${body}`,
+${input.searchProblem ? html`<div class="alert error" role="alert">${input.searchProblem}</div>` : ''}
+${anyKeys ? listControls(KEY_LIST, view, 'Find API keys') : ''}
+${body}
+${anyKeys ? html`<p class="muted">${input.keys.total} key${input.keys.total === 1 ? '' : 's'}${isNarrowed(KEY_LIST, view) ? ' match' : ''}.</p>` : ''}
+${pagination({ page: view.page, pageSize: view.size, total: input.keys.total, href: (page) => listHref(KEY_LIST, view, page) })}`,
   })
 }
 

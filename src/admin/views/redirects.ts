@@ -1,9 +1,19 @@
-import type { Redirect } from '../../schemas.js'
+import type { PageOf, Redirect } from '../../schemas.js'
+import type { RedirectFilter, RedirectSort } from '../../services/dashboard-lists.js'
+import type { ListView } from '../../services/listing.js'
 import { REDIRECT_EXPORT_FORMATS, type RedirectExportFormat } from '../../services/redirect-exports.js'
 import type { RedirectAnswer } from '../../services/redirect-matcher.js'
 import { CSV_COLUMNS, describeChain, type RedirectChainsReport } from '../../services/redirects.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { html, type SafeHtml, url } from '../html.js'
+import {
+  isNarrowed,
+  type ListSpec,
+  listControls,
+  listHref,
+  listViewFields,
+  PAGE_SIZES,
+} from '../list-view.js'
 import {
   badge,
   confirmation,
@@ -21,6 +31,27 @@ import { layout } from './layout.js'
 
 const TYPE_LABELS = { permanent: 'Permanent (301)', temporary: 'Temporary (302)' } as const
 
+/** The redirects list's search, filters and orders; the default is the API's order, oldest first. */
+export const REDIRECT_LIST: ListSpec<RedirectFilter, RedirectSort> = {
+  base: url`/admin/redirects`,
+  filters: [
+    { value: 'all', label: 'All' },
+    { value: 'active', label: 'Active' },
+    { value: 'inactive', label: 'Inactive' },
+  ],
+  sorts: [
+    { value: 'oldest', label: 'Oldest first' },
+    { value: 'newest', label: 'Newest first' },
+    { value: 'from', label: 'From path, A–Z' },
+    { value: 'to', label: 'To path, A–Z' },
+  ],
+  sizes: PAGE_SIZES,
+  searchHint: 'Part of a from or to path',
+  filterLabel: 'Status',
+}
+
+type RedirectView = ListView<RedirectFilter, RedirectSort>
+
 function chainWarning(chains: RedirectChainsReport, csrf: string, canManage: boolean): SafeHtml {
   // A very large set is still being analysed: say so rather than show nothing, or an outdated all-clear.
   if (chains.state === 'pending' || (chains.state === 'stale' && chains.count === 0))
@@ -36,7 +67,7 @@ function chainWarning(chains: RedirectChainsReport, csrf: string, canManage: boo
 </section>`
 }
 
-function redirectActions(redirect: Redirect, csrf: string, page: number): SafeHtml {
+function redirectActions(redirect: Redirect, csrf: string, view: RedirectView): SafeHtml {
   const subject = `the redirect from ${redirect.fromPath}`
   return rowActions({
     subject,
@@ -48,7 +79,7 @@ function redirectActions(redirect: Redirect, csrf: string, page: number): SafeHt
       labels: ['Deactivate', 'Activate'],
       action: url`/admin/redirects/${redirect.id}/active`,
       field: 'active',
-      fields: { page: String(page) },
+      fields: listViewFields(REDIRECT_LIST, view),
     }),
     remove: { href: url`/admin/redirects/${redirect.id}/delete`, label: 'Delete' },
   })
@@ -56,11 +87,14 @@ function redirectActions(redirect: Redirect, csrf: string, page: number): SafeHt
 
 export function redirectsPage(input: {
   session: AdminSession
-  redirects: { items: Redirect[]; total: number; page: number; pageSize: number }
+  view: RedirectView
+  redirects: PageOf<Redirect>
   chains: RedirectChainsReport
   canManage: boolean
+  /** Why the typed search was not used, when it was not. */
+  searchProblem?: string
 }): SafeHtml {
-  const { session, redirects, canManage } = input
+  const { session, redirects, canManage, view } = input
   const csrf = session.csrfToken
   const tools = html`<div class="toolbar">
   ${canManage ? html`<a class="button primary" href="/admin/redirects/new">New redirect</a><a class="button secondary" href="/admin/redirects/import">Import CSV</a>` : ''}
@@ -73,7 +107,7 @@ export function redirectsPage(input: {
     html`<code>${redirect.toPath}</code>`,
     TYPE_LABELS[redirect.type],
     redirect.isActive ? badge('Active', 'good') : badge('Inactive', 'neutral'),
-    ...(canManage ? [redirectActions(redirect, csrf, redirects.page)] : []),
+    ...(canManage ? [redirectActions(redirect, csrf, view)] : []),
   ])
   return layout({
     title: 'Redirects',
@@ -83,17 +117,25 @@ export function redirectsPage(input: {
 <p class="lead">A visitor asking for a <em>from</em> path is sent to the <em>to</em> path, with their query string.
 Paths match exactly and are case-sensitive.</p>
 ${chainWarning(input.chains, csrf, canManage)}
+${input.searchProblem ? html`<div class="alert error" role="alert">${input.searchProblem}</div>` : ''}
+${listControls(REDIRECT_LIST, view, 'Find redirects')}
 ${
-  redirects.total === 0
+  redirects.total === 0 && isNarrowed(REDIRECT_LIST, view)
     ? emptyState(
-        'No redirects yet',
-        'When a page moves, a redirect sends visitors (and search engines) from the old path to the new one.',
-        canManage
-          ? html`<a class="button primary" href="/admin/redirects/new">Create a redirect</a>`
-          : undefined,
+        'No redirect matches',
+        'No redirect matches the search and filter. Clear them to see every redirect.',
       )
-    : html`${table({ caption: 'Redirects', columns, rows, rowIds: redirects.items.map((r) => `redirect-${r.id}`) })}
-${pagination({ ...redirects, href: (page) => url`/admin/redirects?page=${page}` })}`
+    : redirects.total === 0
+      ? emptyState(
+          'No redirects yet',
+          'When a page moves, a redirect sends visitors (and search engines) from the old path to the new one.',
+          canManage
+            ? html`<a class="button primary" href="/admin/redirects/new">Create a redirect</a>`
+            : undefined,
+        )
+      : html`${table({ caption: 'Redirects', columns, rows, rowIds: redirects.items.map((r) => `redirect-${r.id}`) })}
+<p class="muted">${redirects.total} redirect${redirects.total === 1 ? '' : 's'}${isNarrowed(REDIRECT_LIST, view) ? ' match' : ''}.</p>
+${pagination({ page: view.page, pageSize: view.size, total: redirects.total, href: (page) => listHref(REDIRECT_LIST, view, page) })}`
 }`,
   })
 }

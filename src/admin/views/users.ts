@@ -1,13 +1,19 @@
+import type { PageOf } from '../../schemas.js'
+import type { UserFilter, UserSort } from '../../services/dashboard-lists.js'
 import type { KeyCounts } from '../../services/keys.js'
+import type { ListView } from '../../services/listing.js'
 import { ROLES, type Role } from '../../services/roles.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { MIN_PASSWORD_LENGTH, type UserView } from '../../services/users.js'
 import { html, type SafeHtml, url } from '../html.js'
+import { isNarrowed, type ListSpec, listControls, listHref, PAGE_SIZES } from '../list-view.js'
 import {
   badge,
   confirmation,
   csrfField,
+  emptyState,
   errorSummary,
+  pagination,
   rowActions,
   switchButton,
   table,
@@ -30,6 +36,27 @@ export const ROLE_EFFECTS: Record<Role, string> = {
     'Reads pages and redirects. Cannot create API keys; keys they made as a global admin now read pages and redirects only.',
 }
 
+/** The users list's search, filters and orders. */
+export const USER_LIST: ListSpec<UserFilter, UserSort> = {
+  base: url`/admin/users`,
+  filters: [
+    { value: 'all', label: 'Everyone' },
+    { value: 'active', label: 'Active' },
+    { value: 'disabled', label: 'Disabled' },
+    { value: 'global_admin', label: 'Global admins' },
+    { value: 'editor', label: 'Editors' },
+    { value: 'viewer', label: 'Viewers' },
+  ],
+  sorts: [
+    { value: 'email', label: 'Email, A–Z' },
+    { value: 'newest', label: 'Newest first' },
+    { value: 'oldest', label: 'Oldest first' },
+    { value: 'role', label: 'Role' },
+  ],
+  sizes: PAGE_SIZES,
+  searchHint: 'Part of an email',
+}
+
 /** A user's API keys, counted for the list and the delete confirmation. */
 
 const keysText = (counts: KeyCounts) =>
@@ -39,7 +66,7 @@ const keysText = (counts: KeyCounts) =>
  * The one enabled global admin, when there is exactly one: the services refuse to demote, disable or
  * delete them (a site must keep an admin), so their row offers none of that.
  */
-function lastAdminId(users: UserView[]): string | undefined {
+export function lastAdminId(users: readonly UserView[]): string | undefined {
   const admins = users.filter((user) => user.role === 'global_admin' && user.status === 'active')
   return admins.length === 1 ? admins[0]?.id : undefined
 }
@@ -78,11 +105,15 @@ function userActions(user: UserView, csrf: string, lastAdmin: boolean): SafeHtml
 
 export function usersPage(input: {
   session: AdminSession
-  users: UserView[]
+  view: ListView<UserFilter, UserSort>
+  users: PageOf<UserView>
+  /** The one enabled global admin, when there is exactly one (see `lastAdminId`). */
+  lastAdmin: string | undefined
   keys: Map<string, KeyCounts>
+  searchProblem?: string
 }): SafeHtml {
-  const { session } = input
-  const lastAdmin = lastAdminId(input.users)
+  const { session, view, lastAdmin } = input
+  const users = input.users.items
   return layout({
     title: 'Users',
     session,
@@ -96,19 +127,27 @@ export function usersPage(input: {
   suspends their keys until they are enabled again. <strong>Deleting</strong> a user revokes their keys for good.
   The last enabled global admin can be neither demoted, disabled nor deleted.</p>
 </details>
-${table({
-  caption: 'Users',
-  columns: ['Email', 'Role', 'Status', 'API keys', 'Created', 'Actions'],
-  rowIds: input.users.map((user) => `user-${user.id}`),
-  rows: input.users.map((user) => [
-    html`<strong>${user.email}</strong>${user.id === session.user.id ? html` ${badge('You', 'neutral')}` : ''}`,
-    roleForm(user, session.csrfToken, user.id === lastAdmin),
-    user.status === 'active' ? badge('Active', 'good') : badge('Disabled', 'warn'),
-    keysText(input.keys.get(user.email) ?? { active: 0, total: 0 }),
-    timestamp(user.createdAt),
-    userActions(user, session.csrfToken, user.id === lastAdmin),
-  ]),
-})}`,
+${input.searchProblem ? html`<div class="alert error" role="alert">${input.searchProblem}</div>` : ''}
+${listControls(USER_LIST, view, 'Find users')}
+${
+  input.users.total === 0
+    ? emptyState('No user matches', 'No user matches the search and filter. Clear them to see everyone.')
+    : table({
+        caption: 'Users',
+        columns: ['Email', 'Role', 'Status', 'API keys', 'Created', 'Actions'],
+        rowIds: users.map((user) => `user-${user.id}`),
+        rows: users.map((user) => [
+          html`<strong>${user.email}</strong>${user.id === session.user.id ? html` ${badge('You', 'neutral')}` : ''}`,
+          roleForm(user, session.csrfToken, user.id === lastAdmin),
+          user.status === 'active' ? badge('Active', 'good') : badge('Disabled', 'warn'),
+          keysText(input.keys.get(user.email) ?? { active: 0, total: 0 }),
+          timestamp(user.createdAt),
+          userActions(user, session.csrfToken, user.id === lastAdmin),
+        ]),
+      })
+}
+<p class="muted">${input.users.total} user${input.users.total === 1 ? '' : 's'}${isNarrowed(USER_LIST, view) ? ' match' : ''}.</p>
+${pagination({ page: view.page, pageSize: view.size, total: input.users.total, href: (page) => listHref(USER_LIST, view, page) })}`,
   })
 }
 

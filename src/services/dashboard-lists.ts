@@ -1,0 +1,190 @@
+import type { Kysely, SelectQueryBuilder } from 'kysely'
+import { presentPage, presentRedirect } from '../db/repositories/content.js'
+import type { Database } from '../db/tables.js'
+import type { Page, PageOf, Redirect } from '../schemas.js'
+import { type ApiKeyView, hasExpired } from './keys.js'
+import { byText, checkSearch, containsText, type ListView, offsetOf, viewInMemory } from './listing.js'
+import type { UserView } from './users.js'
+
+/** The filters and orders of each dashboard list; the first of each is its default. */
+export const REDIRECT_FILTERS = ['all', 'active', 'inactive'] as const
+export const REDIRECT_SORTS = ['oldest', 'newest', 'from', 'to'] as const
+export const PAGE_FILTERS = ['all', 'published', 'draft'] as const
+export const PAGE_SORTS = ['oldest', 'newest', 'title', 'path', 'updated'] as const
+export const USER_FILTERS = ['all', 'active', 'disabled', 'global_admin', 'editor', 'viewer'] as const
+export const USER_SORTS = ['email', 'newest', 'oldest', 'role'] as const
+export const KEY_FILTERS = ['all', 'active', 'inactive', 'expired', 'revoked'] as const
+export const KEY_SORTS = ['newest', 'oldest', 'name', 'last-used'] as const
+
+export type RedirectFilter = (typeof REDIRECT_FILTERS)[number]
+export type RedirectSort = (typeof REDIRECT_SORTS)[number]
+export type PageFilter = (typeof PAGE_FILTERS)[number]
+export type PageSort = (typeof PAGE_SORTS)[number]
+export type UserFilter = (typeof USER_FILTERS)[number]
+export type UserSort = (typeof USER_SORTS)[number]
+export type KeyFilter = (typeof KEY_FILTERS)[number]
+export type KeySort = (typeof KEY_SORTS)[number]
+
+type Column<T extends keyof Database> = `${T}.${string & keyof Database[T]}`
+
+/** An order as columns and directions; `id` always comes last, so that the order is total. */
+type Order<T extends keyof Database> = readonly (readonly [Column<T>, 'asc' | 'desc'])[]
+
+const REDIRECT_ORDERS: Record<RedirectSort, Order<'redirects'>> = {
+  oldest: [['redirects.created_at', 'asc']],
+  newest: [['redirects.created_at', 'desc']],
+  from: [['redirects.from_path', 'asc']],
+  to: [['redirects.to_path', 'asc']],
+}
+
+const PAGE_ORDERS: Record<PageSort, Order<'pages'>> = {
+  oldest: [['pages.created_at', 'asc']],
+  newest: [['pages.created_at', 'desc']],
+  title: [['pages.title', 'asc']],
+  path: [['pages.path', 'asc']],
+  updated: [['pages.updated_at', 'desc']],
+}
+
+/**
+ * One numbered page of a query, with the view's total. The page's ids are chosen first, from the
+ * indexes alone where the order has one (a deep page of 100,000 redirects skips index entries, not
+ * rows), and only those rows are read: a "deferred join", which keeps numbered pages and a jump to
+ * any of them without the cost that makes plain OFFSET paging slow.
+ */
+async function numberedPage<T extends 'pages' | 'redirects', Row, Item>(
+  db: Kysely<Database>,
+  table: T,
+  scoped: <O>(query: SelectQueryBuilder<Database, T, O>) => SelectQueryBuilder<Database, T, O>,
+  order: Order<T>,
+  view: ListView,
+  present: (row: Row) => Item,
+): Promise<PageOf<Item>> {
+  // Kysely cannot follow a table name that is a type parameter through its builders; the casts
+  // below only restate `T` for it, and every column named is checked against `Column<T>`.
+  type Query<O> = SelectQueryBuilder<Database, T, O>
+  const from = () => db.selectFrom(table as 'redirects') as unknown as Query<object>
+  const ordered = <O>(query: Query<O>): Query<O> => {
+    let out = query
+    for (const [column, direction] of order) out = out.orderBy(column as never, direction)
+    const last = order.at(-1)?.[1] ?? 'asc'
+    return out.orderBy(`${table}.id` as never, last)
+  }
+  const [count, ids] = await Promise.all([
+    scoped(from())
+      .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
+      .executeTakeFirstOrThrow(),
+    ordered(scoped(from()).select(`${table}.id` as never))
+      .limit(view.size)
+      .offset(offsetOf(view))
+      .execute() as Promise<{ id: string }[]>,
+  ])
+  const wanted = ids.map((row) => row.id)
+  const rows =
+    wanted.length === 0
+      ? []
+      : ((await ordered(from().selectAll())
+          .where(`${table}.id` as never, 'in', wanted as never)
+          .execute()) as Row[])
+  return { items: rows.map(present), total: Number(count.total) }
+}
+
+/**
+ * The dashboard's lists as views: search, filter, order and numbered pages (the API's own lists
+ * keep the API's fixed orders and filters; see the content repository). Searches are checked
+ * (`checkSearch`) and reach the database as parameters only.
+ */
+export function createDashboardLists(db: Kysely<Database>) {
+  return {
+    /** Redirects whose from or to path holds the search, active or not, in the view's order. */
+    redirects(view: ListView<RedirectFilter, RedirectSort>): Promise<PageOf<Redirect>> {
+      const search = checkSearch(view.search)
+      return numberedPage(
+        db,
+        'redirects',
+        (query) => {
+          let out = query
+          if (view.filter !== 'all')
+            out = out.where('redirects.is_active', '=', view.filter === 'active' ? 1 : 0)
+          if (search !== '')
+            out = out.where(containsText(['redirects.from_path', 'redirects.to_path'], search))
+          return out
+        },
+        REDIRECT_ORDERS[view.sort],
+        view,
+        presentRedirect,
+      )
+    },
+
+    /** Pages whose title, slug or path holds the search, published or drafts, in the view's order. */
+    pages(view: ListView<PageFilter, PageSort>): Promise<PageOf<Page>> {
+      const search = checkSearch(view.search)
+      return numberedPage(
+        db,
+        'pages',
+        (query) => {
+          let out = query
+          if (view.filter !== 'all')
+            out = out.where('pages.is_published', '=', view.filter === 'published' ? 1 : 0)
+          if (search !== '')
+            out = out.where(containsText(['pages.title', 'pages.slug', 'pages.path'], search))
+          return out
+        },
+        PAGE_ORDERS[view.sort],
+        view,
+        presentPage,
+      )
+    },
+  }
+}
+
+/** Users as the dashboard lists them: by email, role or status, searched by email. */
+export function viewUsers(
+  users: readonly UserView[],
+  view: ListView<UserFilter, UserSort>,
+): PageOf<UserView> {
+  const search = checkSearch(view.search)
+  return viewInMemory(
+    users,
+    { ...view, search },
+    {
+      searched: (user) => [user.email],
+      keep: (user, filter) =>
+        filter === 'all' ||
+        (filter === 'active' || filter === 'disabled' ? user.status === filter : user.role === filter),
+      compare: {
+        email: (a, b) => byText(a.email, b.email),
+        newest: (a, b) => byText(b.createdAt, a.createdAt) || byText(a.id, b.id),
+        oldest: (a, b) => byText(a.createdAt, b.createdAt) || byText(a.id, b.id),
+        role: (a, b) => byText(a.role, b.role) || byText(a.email, b.email),
+      },
+    },
+  )
+}
+
+/** API keys as the dashboard lists them: by status, searched by name, prefix or creator. */
+export function viewKeys(
+  keys: readonly ApiKeyView[],
+  view: ListView<KeyFilter, KeySort>,
+): PageOf<ApiKeyView> {
+  const search = checkSearch(view.search)
+  return viewInMemory(
+    keys,
+    { ...view, search },
+    {
+      searched: (key) => [key.name, key.prefix, key.createdBy],
+      // An active key past its expiry is refused: it is listed as expired, not as active.
+      keep: (key, filter) => {
+        if (filter === 'all') return true
+        const expired = key.status === 'active' && hasExpired(key)
+        return filter === 'expired' ? expired : key.status === filter && !expired
+      },
+      compare: {
+        newest: (a, b) => byText(b.createdAt, a.createdAt) || byText(a.id, b.id),
+        oldest: (a, b) => byText(a.createdAt, b.createdAt) || byText(a.id, b.id),
+        name: (a, b) => byText(a.name.toLowerCase(), b.name.toLowerCase()) || byText(a.id, b.id),
+        // Never-used keys last; the most recently used first.
+        'last-used': (a, b) => byText(b.lastUsedAt ?? '', a.lastUsedAt ?? '') || byText(a.id, b.id),
+      },
+    },
+  )
+}
