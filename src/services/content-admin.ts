@@ -221,12 +221,8 @@ export function createContentAdminService(db: Kysely<Database>) {
     const { before } = await db
       .selectFrom(table)
       .select((eb) => eb.fn.countAll<number | string>().as('before'))
-      .where((eb) =>
-        eb.or([
-          eb('created_at', '<', row.created_at),
-          eb.and([eb('created_at', '=', row.created_at), eb('id', '<', id)]),
-        ]),
-      )
+      // A row-value comparison: one range of the (created_at, id) index that orders the list.
+      .where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(row.created_at, id)))
       .executeTakeFirstOrThrow()
     return Number(before)
   }

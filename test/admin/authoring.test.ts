@@ -553,6 +553,38 @@ describe('authoring forms and pages in the dashboard', () => {
       expect((await contentAudit()).length).toBe(audit)
     })
 
+    it('lets a global admin author too, and escapes what was typed on every authoring page', async () => {
+      const { client: admin } = await signedInClient(app, db(), 'global_admin')
+      const hostile = '"><script>alert(1)</script>'
+      await admin.get('/admin/forms/new')
+      const formId = createdId(await admin.post('/admin/forms', { title: hostile, description: hostile }))
+      await admin.get('/admin/pages/new')
+      const pageId = createdId(
+        await admin.post('/admin/pages', {
+          title: hostile,
+          slug: hostile,
+          path: `/${hostile}`,
+          pageType: '',
+        }),
+      )
+      for (const url of [
+        '/admin/forms',
+        `/admin/forms/${formId}/edit`,
+        `/admin/forms/${formId}/delete`,
+        '/admin/pages',
+        `/admin/pages/${pageId}/edit`,
+        `/admin/pages/${pageId}/delete`,
+      ]) {
+        const res = await admin.get(url)
+        expect({ url, status: res.statusCode }).toEqual({ url, status: 200 })
+        expect(res.body, url).not.toContain('<script>alert(1)')
+        expect(res.body, url).toContain('&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;')
+      }
+      const refused = await admin.post(`/admin/pages/${pageId}`, { title: '', slug: hostile, path: hostile })
+      expect(refused.statusCode).toBe(422)
+      expect(refused.body).not.toContain('<script>alert(1)')
+    })
+
     it('answers 404 for a form or page that does not exist, or an id outside the id alphabet', async () => {
       for (const url of [
         '/admin/forms/form_missing/edit',
