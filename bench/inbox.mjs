@@ -1,6 +1,6 @@
 // What the dashboard's submission inbox costs on one form with 100,000 submissions: the time to
 // render a page of each kind of view (over real HTTP, signed in), and the rate of a streamed export
-// of the whole form as CSV and JSON. On a temporary SQLite file, or with BENCH_POSTGRES=1 on
+// of the whole form as CSV and JSON; and the redirects list's views over 100,000 redirects (BENCH_REDIRECTS). On a temporary SQLite file, or with BENCH_POSTGRES=1 on
 // PostgreSQL (TEST_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/test) in a schema of its
 // own, dropped at the end. BENCH_ROWS changes the row count. Run `npm run build` first: this measures dist/.
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -80,6 +80,24 @@ try {
     }
     await db.insertInto('submissions').values(rows).execute()
   }
+  // The redirects list: 100,000 redirects, as a large site that moved once has.
+  const redirectRows = Number(process.env.BENCH_REDIRECTS ?? 100_000)
+  for (let start = 0; start < redirectRows; start += 1000) {
+    const rows = []
+    for (let i = start; i < Math.min(redirectRows, start + 1000); i++) {
+      const at = new Date(base + i * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z')
+      rows.push({
+        id: `redirect_bench${String(i).padStart(8, '0')}`,
+        from_path: `/old/${(i * 7919) % redirectRows}/page-${i}`,
+        to_path: `/new/${i % 997}`,
+        type: i % 5 === 0 ? 'temporary' : 'permanent',
+        is_active: i % 10 === 0 ? 0 : 1,
+        created_at: at,
+        updated_at: at,
+      })
+    }
+    await db.insertInto('redirects').values(rows).execute()
+  }
   // Statistics as a running database has them (autovacuum's analyze, or SQLite's `analyze`): the
   // planner needs them to walk the index rather than sort a fresh table.
   await sql`analyze`.execute(db)
@@ -137,6 +155,14 @@ try {
     ['table, search "PERSON1" (common)', `${inbox}?view=table&q=PERSON1`],
     ['table, unread + search "call back"', `${inbox}?view=table&filter=unread&q=call+back`],
     ['forms list (unread counts)', '/admin/forms'],
+    [`redirects (${redirectRows.toLocaleString('en')}), page 1`, '/admin/redirects'],
+    ['redirects, last page (100)', `/admin/redirects?size=100&page=${Math.ceil(redirectRows / 100)}`],
+    [
+      'redirects, by to path, middle page (100)',
+      `/admin/redirects?sort=to&size=100&page=${Math.ceil(redirectRows / 200)}`,
+    ],
+    ['redirects, inactive, newest first', '/admin/redirects?filter=inactive&sort=newest'],
+    ['redirects, search "page-4242"', '/admin/redirects?q=page-4242'],
     ['overview (unread total)', '/admin'],
   ]
   console.log('\nPage times (median of 7 after 2 warm-ups, real HTTP, one request at a time):')

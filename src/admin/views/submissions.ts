@@ -15,10 +15,11 @@ import {
   table,
   timestamp,
 } from './components.js'
+import { PAGE_SIZES } from '../list-view.js'
 import { layout } from './layout.js'
 
 /** The page sizes the inbox offers; the first is the default. */
-export const INBOX_PAGE_SIZES = [20, 50, 100] as const
+export const INBOX_PAGE_SIZES = PAGE_SIZES
 
 /** Everything that makes one view of the inbox, all of it kept in the address. */
 export interface InboxView {
