@@ -32,12 +32,6 @@ export function pathParam(request: FastifyRequest, name: string): string {
 }
 
 /** The `page` query parameter: a positive integer, 1 when absent or malformed. */
-/** The list page a change was made from (a hidden `page` field), so the browser goes back to it. */
-export function returnPage(request: FastifyRequest): string {
-  const page = field(request, 'page')
-  return /^[1-9][0-9]{0,8}$/.test(page) ? page : '1'
-}
-
 export function pageNumber(request: FastifyRequest): number {
   const raw = (request.query as Record<string, unknown>).page
   const page = typeof raw === 'string' && /^[0-9]{1,9}$/.test(raw) ? Number(raw) : 1

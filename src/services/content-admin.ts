@@ -5,7 +5,7 @@ import type { Database } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { newId } from '../ids.js'
 import { FIELD_LIMITS, textProblem } from '../limits.js'
-import type { ListOptions, Page, PageOf, Submission } from '../schemas.js'
+import type { Page, Submission } from '../schemas.js'
 import { now } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
 import type { JsonObject } from './import/json.js'
@@ -247,21 +247,6 @@ export function createContentAdminService(db: Kysely<Database>) {
   }
 
   return {
-    /** Forms in the API's order (oldest first), with their active flag and submission count. */
-    listForms: async (options: ListOptions): Promise<PageOf<AdminForm>> => {
-      const { total } = await db
-        .selectFrom('forms')
-        .select((eb) => eb.fn.countAll<number>().as('total'))
-        .executeTakeFirstOrThrow()
-      const rows = await formQuery()
-        .orderBy('forms.created_at')
-        .orderBy('forms.id')
-        .limit(options.pageSize)
-        .offset((options.page - 1) * options.pageSize)
-        .execute()
-      return { items: rows.map(toAdminForm), total: Number(total) }
-    },
-
     getForm,
 
     getPage,

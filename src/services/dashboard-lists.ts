@@ -1,12 +1,15 @@
-import type { Kysely, SelectQueryBuilder } from 'kysely'
+import { type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
 import { presentPage, presentRedirect } from '../db/repositories/content.js'
-import type { Database } from '../db/tables.js'
+import type { Database, FormsTable, PagesTable, RedirectsTable } from '../db/tables.js'
 import type { Page, PageOf, Redirect } from '../schemas.js'
+import type { AdminForm } from './content-admin.js'
 import { type ApiKeyView, hasExpired } from './keys.js'
 import { byText, checkSearch, containsText, type ListView, offsetOf, viewInMemory } from './listing.js'
 import type { UserView } from './users.js'
 
 /** The filters and orders of each dashboard list; the first of each is its default. */
+export const FORM_FILTERS = ['all', 'active', 'inactive', 'unread'] as const
+export const FORM_SORTS = ['oldest', 'newest', 'title', 'updated'] as const
 export const REDIRECT_FILTERS = ['all', 'active', 'inactive'] as const
 export const REDIRECT_SORTS = ['oldest', 'newest', 'from', 'to'] as const
 export const PAGE_FILTERS = ['all', 'published', 'draft'] as const
@@ -16,6 +19,8 @@ export const USER_SORTS = ['email', 'newest', 'oldest', 'role'] as const
 export const KEY_FILTERS = ['all', 'active', 'inactive', 'expired', 'revoked'] as const
 export const KEY_SORTS = ['newest', 'oldest', 'name', 'last-used'] as const
 
+export type FormFilter = (typeof FORM_FILTERS)[number]
+export type FormSort = (typeof FORM_SORTS)[number]
 export type RedirectFilter = (typeof REDIRECT_FILTERS)[number]
 export type RedirectSort = (typeof REDIRECT_SORTS)[number]
 export type PageFilter = (typeof PAGE_FILTERS)[number]
@@ -29,6 +34,13 @@ type Column<T extends keyof Database> = `${T}.${string & keyof Database[T]}`
 
 /** An order as columns and directions; `id` always comes last, so that the order is total. */
 type Order<T extends keyof Database> = readonly (readonly [Column<T>, 'asc' | 'desc'])[]
+
+const FORM_ORDERS: Record<FormSort, Order<'forms'>> = {
+  oldest: [['forms.created_at', 'asc']],
+  newest: [['forms.created_at', 'desc']],
+  title: [['forms.title', 'asc']],
+  updated: [['forms.updated_at', 'desc']],
+}
 
 const REDIRECT_ORDERS: Record<RedirectSort, Order<'redirects'>> = {
   oldest: [['redirects.created_at', 'asc']],
@@ -51,13 +63,13 @@ const PAGE_ORDERS: Record<PageSort, Order<'pages'>> = {
  * rows), and only those rows are read: a "deferred join", which keeps numbered pages and a jump to
  * any of them without the cost that makes plain OFFSET paging slow.
  */
-async function numberedPage<T extends 'pages' | 'redirects', Row, Item>(
+async function numberedPage<T extends 'forms' | 'pages' | 'redirects', Row, Item>(
   db: Kysely<Database>,
   table: T,
   scoped: <O>(query: SelectQueryBuilder<Database, T, O>) => SelectQueryBuilder<Database, T, O>,
   order: Order<T>,
   view: ListView,
-  present: (row: Row) => Item,
+  present: (rows: Row[]) => Item[] | Promise<Item[]>,
 ): Promise<PageOf<Item>> {
   // Kysely cannot follow a table name that is a type parameter through its builders; the casts
   // below only restate `T` for it, and every column named is checked against `Column<T>`.
@@ -85,7 +97,7 @@ async function numberedPage<T extends 'pages' | 'redirects', Row, Item>(
       : ((await ordered(from().selectAll())
           .where(`${table}.id` as never, 'in', wanted as never)
           .execute()) as Row[])
-  return { items: rows.map(present), total: Number(count.total) }
+  return { items: await present(rows), total: Number(count.total) }
 }
 
 /**
@@ -94,7 +106,70 @@ async function numberedPage<T extends 'pages' | 'redirects', Row, Item>(
  * (`checkSearch`) and reach the database as parameters only.
  */
 export function createDashboardLists(db: Kysely<Database>) {
+  /** The submission counts of a page of forms: one grouped read over the form's index. */
+  const withCounts = async (rows: Selectable<FormsTable>[]): Promise<AdminForm[]> => {
+    const ids = rows.map((row) => row.id)
+    const counts =
+      ids.length === 0
+        ? []
+        : await db
+            .selectFrom('submissions')
+            .select((eb) => [
+              'submissions.form_id',
+              eb.fn.countAll<number | string | bigint>().as('total'),
+              eb.fn
+                .sum<number | string | bigint | null>(
+                  sql`case when ${sql.ref('submissions.is_read')} = 0 then 1 else 0 end`,
+                )
+                .as('unread'),
+            ])
+            .where('submissions.form_id', 'in', ids)
+            .groupBy('submissions.form_id')
+            .execute()
+    const byForm = new Map(counts.map((row) => [row.form_id, row]))
+    return rows.map((row) => ({
+      id: row.id,
+      title: row.title,
+      description: row.description,
+      isActive: Number(row.is_active) === 1,
+      submissionCount: Number(byForm.get(row.id)?.total ?? 0),
+      unreadCount: Number(byForm.get(row.id)?.unread ?? 0),
+      createdAt: row.created_at,
+    }))
+  }
+
   return {
+    /**
+     * Forms whose title or description holds the search, with their submission and unread counts;
+     * `unread` keeps the forms that have unread submissions (found by migration 008's partial index).
+     */
+    forms(view: ListView<FormFilter, FormSort>): Promise<PageOf<AdminForm>> {
+      const search = checkSearch(view.search)
+      return numberedPage(
+        db,
+        'forms',
+        (query) => {
+          let out = query
+          if (view.filter === 'active' || view.filter === 'inactive')
+            out = out.where('forms.is_active', '=', view.filter === 'active' ? 1 : 0)
+          if (view.filter === 'unread')
+            out = out.where(({ exists, selectFrom }) =>
+              exists(
+                selectFrom('submissions')
+                  .select('submissions.id')
+                  .whereRef('submissions.form_id', '=', 'forms.id')
+                  .where('submissions.is_read', '=', 0),
+              ),
+            )
+          if (search !== '') out = out.where(containsText(['forms.title', 'forms.description'], search))
+          return out
+        },
+        FORM_ORDERS[view.sort],
+        view,
+        withCounts,
+      )
+    },
+
     /** Redirects whose from or to path holds the search, active or not, in the view's order. */
     redirects(view: ListView<RedirectFilter, RedirectSort>): Promise<PageOf<Redirect>> {
       const search = checkSearch(view.search)
@@ -111,7 +186,7 @@ export function createDashboardLists(db: Kysely<Database>) {
         },
         REDIRECT_ORDERS[view.sort],
         view,
-        presentRedirect,
+        (rows: Selectable<RedirectsTable>[]) => rows.map(presentRedirect),
       )
     },
 
@@ -131,7 +206,7 @@ export function createDashboardLists(db: Kysely<Database>) {
         },
         PAGE_ORDERS[view.sort],
         view,
-        presentPage,
+        (rows: Selectable<PagesTable>[]) => rows.map(presentPage),
       )
     },
   }

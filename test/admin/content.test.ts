@@ -44,7 +44,7 @@ describe('forms, submissions and pages in the dashboard', () => {
     expect(await activeIds()).toContain(form.id)
     await admin.get('/admin/forms')
     const res = await admin.post(`/admin/forms/${form.id}/active`, { active: 'false', page: '1' })
-    expect(res.headers.location).toBe(`/admin/forms?page=1#form-${form.id}`)
+    expect(res.headers.location).toBe(`/admin/forms#form-${form.id}`)
     expect(textOf(await admin.get('/admin/forms'))).toContain('“Toggled form” is inactive.')
     expect(await activeIds()).not.toContain(form.id)
     await admin.post(`/admin/forms/${form.id}/active`, { active: 'true' })

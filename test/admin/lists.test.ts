@@ -2,9 +2,9 @@ import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pageNumbers } from '../../src/admin/views/components.js'
 import { randomBase62 } from '../../src/ids.js'
-import { buildApiKey, buildPage, buildRedirect, buildUser } from '../factories.js'
+import { buildApiKey, buildForm, buildPage, buildRedirect, buildSubmission, buildUser } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
-import { type DashboardClient, signedInClient, textOf } from './support.js'
+import { type DashboardClient, rowText, signedInClient, textOf } from './support.js'
 
 /** The HTML ids of a list's rows with `prefix`, in the order shown. */
 const rowIds = (res: LightMyRequestResponse, prefix: string) =>
@@ -32,9 +32,13 @@ describe('dashboard lists', () => {
 
   it('searches redirects by either path, filters them by status and sorts them by path', async () => {
     const tag = randomBase62(6).toLowerCase()
-    const b = await buildRedirect(ctx.database.db, { fromPath: `/${tag}-b`, toPath: '/x', createdAt: at(1) })
+    const b = await buildRedirect(ctx.database.db, {
+      fromPath: `/m-${tag}-b`,
+      toPath: '/x',
+      createdAt: at(1),
+    })
     const a = await buildRedirect(ctx.database.db, {
-      fromPath: `/${tag}-a`,
+      fromPath: `/m-${tag}-a`,
       toPath: '/y',
       active: false,
       createdAt: at(2),
@@ -159,9 +163,41 @@ describe('dashboard lists', () => {
     expect(await ids('&sort=name')).toEqual([expired.id, revoked.id, working.id])
   })
 
+  it('finds forms by title or description, those with unread submissions, and counts each one', async () => {
+    const tag = randomBase62(6).toLowerCase()
+    const quiet = await buildForm(ctx.database.db, { title: `Zebra ${tag}`, createdAt: at(1) })
+    const busy = await buildForm(ctx.database.db, {
+      title: 'Apple',
+      description: `About ${tag}`,
+      createdAt: at(2),
+    })
+    await buildSubmission(ctx.database.db, { formId: busy.id, isRead: false })
+    await buildSubmission(ctx.database.db, { formId: busy.id, isRead: true })
+    await buildSubmission(ctx.database.db, { formId: quiet.id, isRead: true })
+    const ids = async (query: string) => rowIds(await admin.get(`/admin/forms?q=${tag}${query}`), 'form')
+    expect(await ids('')).toEqual([quiet.id, busy.id])
+    expect(await ids('&sort=title')).toEqual([busy.id, quiet.id])
+    expect(await ids('&filter=unread')).toEqual([busy.id])
+    const res = await admin.get(`/admin/forms?q=${tag}&filter=unread`)
+    expect(rowText(res, `form-${busy.id}`)).toContain('Apple About')
+    expect(res.body).toContain('aria-label="1 unread submissions to Apple"')
+    expect(res.body).toContain('aria-label="2 submissions to Apple"')
+  })
+
+  it('finds pages by title, slug or path, and tells drafts from published pages', async () => {
+    const tag = randomBase62(6).toLowerCase()
+    const draft = await buildPage(ctx.database.db, { path: `/b/${tag}`, published: false, createdAt: at(1) })
+    const live = await buildPage(ctx.database.db, { path: `/a/${tag}`, title: 'Live', createdAt: at(2) })
+    const ids = async (query: string) => rowIds(await admin.get(`/admin/pages?q=${tag}${query}`), 'page')
+    expect(await ids('')).toEqual([draft.id, live.id])
+    expect(await ids('&sort=path')).toEqual([live.id, draft.id])
+    expect(await ids('&filter=draft')).toEqual([draft.id])
+    expect(await ids('&filter=published')).toEqual([live.id])
+  })
+
   it('lets every list be bookmarked: the plain address is the default view', async () => {
     await buildPage(ctx.database.db)
-    for (const list of ['/admin/redirects', '/admin/users', '/admin/keys']) {
+    for (const list of ['/admin/forms', '/admin/pages', '/admin/redirects', '/admin/users', '/admin/keys']) {
       const res = await admin.get(list)
       expect(res.statusCode).toBe(200)
       expect(res.body).toContain(`<form method="get" action="${list}" class="filters" role="search"`)

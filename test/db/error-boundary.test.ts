@@ -38,7 +38,8 @@ function callsThatQuery(
     'users.setRole': () => services.users.setRole(ids.email, 'viewer'),
     'users.deleteUser': () => services.users.deleteUser(ids.email),
     'sessions.authenticate': () => services.sessions.authenticate('a'.repeat(43)),
-    'contentAdmin.listForms': () => services.contentAdmin.listForms(page),
+    'lists.forms': () =>
+      services.lists.forms({ search: '', filter: 'all', sort: 'oldest', size: 20, page: 1 }),
     'contentAdmin.setFormActive': () => services.contentAdmin.setFormActive(ids.formId, false),
     'redirects.createRedirect': () => services.redirects.createRedirect({ fromPath: '/a', toPath: '/b' }),
     'redirects.exportCsv': () => services.redirects.exportCsv(),

@@ -4,23 +4,16 @@ import type { Services } from '../../services/index.js'
 import { canManageContent, roleAllows } from '../../services/roles.js'
 import { actorOf } from '../actor.js'
 import { type SafeHtml, url } from '../html.js'
-import {
-  field,
-  flag,
-  PAGE_SIZE,
-  pageRedirect,
-  paging,
-  pathParam,
-  redirectWithFlash,
-  returnPage,
-  signedIn,
-} from '../requests.js'
+import { listForView, listHref, misplacedPage, readListView } from '../list-view.js'
+import { field, flag, PAGE_SIZE, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import {
   deleteFormPage,
   deletePagePage,
+  FORM_LIST,
   type FormEditorValues,
   formEditorPage,
   formsPage,
+  PAGE_LIST,
   type PageEditorValues,
   pageEditorPage,
   pagesPage,
@@ -83,15 +76,20 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
 
   app.get('/forms', { config: { access: { read: 'forms:read' } } }, async (request, reply) => {
     const session = signedIn(request)
-    const options = paging(request)
-    const forms = await services.contentAdmin.listForms(options)
-    const elsewhere = pageRedirect(request, forms.total, (page) => url`/admin/forms?page=${page}`)
+    const {
+      view,
+      result: forms,
+      problem,
+    } = await listForView(readListView(FORM_LIST, request.query), services.lists.forms)
+    const elsewhere = misplacedPage(FORM_LIST, view, request, forms.total)
     if (elsewhere) return done(request, reply, elsewhere.url, elsewhere.flash)
     return sendPage(
       reply,
       formsPage({
         session,
-        forms: { ...forms, ...options },
+        view,
+        forms,
+        ...(problem ? { searchProblem: problem } : {}),
         showSubmissions: roleAllows(session.user.role, 'submissions:read'),
         canManage: canManageContent(session.user.role, 'forms:read'),
       }),
@@ -104,7 +102,8 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
       flag(request, 'active'),
       actorOf(request),
     )
-    return done(request, reply, url`/admin/forms?page=${returnPage(request)}#form-${form.id}`, {
+    const view = readListView(FORM_LIST, request.body)
+    return done(request, reply, listHref(FORM_LIST, view, view.page, `form-${form.id}`), {
       kind: 'success',
       text: `“${form.title}” is ${form.isActive ? 'active' : 'inactive'}.`,
     })
@@ -112,15 +111,20 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
 
   app.get('/pages', { config: { access: { read: 'pages:read' } } }, async (request, reply) => {
     const session = signedIn(request)
-    const options = paging(request)
-    const pages = await services.content.listPages(options)
-    const elsewhere = pageRedirect(request, pages.total, (page) => url`/admin/pages?page=${page}`)
+    const {
+      view,
+      result: pages,
+      problem,
+    } = await listForView(readListView(PAGE_LIST, request.query), services.lists.pages)
+    const elsewhere = misplacedPage(PAGE_LIST, view, request, pages.total)
     if (elsewhere) return done(request, reply, elsewhere.url, elsewhere.flash)
     return sendPage(
       reply,
       pagesPage({
         session,
-        pages: { ...pages, ...options },
+        view,
+        pages,
+        ...(problem ? { searchProblem: problem } : {}),
         canManage: canManageContent(session.user.role, 'pages:read'),
       }),
     )
@@ -132,7 +136,8 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
       flag(request, 'published'),
       actorOf(request),
     )
-    return done(request, reply, url`/admin/pages?page=${returnPage(request)}#page-${page.id}`, {
+    const view = readListView(PAGE_LIST, request.body)
+    return done(request, reply, listHref(PAGE_LIST, view, view.page, `page-${page.id}`), {
       kind: 'success',
       text: `“${page.title}” is ${page.isPublished ? 'published' : 'now a draft'}.`,
     })

@@ -1,8 +1,18 @@
 import { FIELD_LIMITS } from '../../limits.js'
-import type { Page } from '../../schemas.js'
+import type { Page, PageOf } from '../../schemas.js'
 import type { AdminForm, FormField, PageField } from '../../services/content-admin.js'
+import type { FormFilter, FormSort, PageFilter, PageSort } from '../../services/dashboard-lists.js'
+import type { ListView } from '../../services/listing.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { html, type SafeHtml, url } from '../html.js'
+import {
+  isNarrowed,
+  type ListSpec,
+  listControls,
+  listHref,
+  listViewFields,
+  PAGE_SIZES,
+} from '../list-view.js'
 import {
   badge,
   confirmation,
@@ -19,23 +29,69 @@ import {
 } from './components.js'
 import { layout } from './layout.js'
 
-interface Listing<T> {
-  items: T[]
-  total: number
-  page: number
-  pageSize: number
+/** The forms list's search, filters and orders; the default is the API's order, oldest first. */
+export const FORM_LIST: ListSpec<FormFilter, FormSort> = {
+  base: url`/admin/forms`,
+  filters: [
+    { value: 'all', label: 'All' },
+    { value: 'active', label: 'Active' },
+    { value: 'inactive', label: 'Inactive' },
+    { value: 'unread', label: 'With unread submissions' },
+  ],
+  sorts: [
+    { value: 'oldest', label: 'Oldest first' },
+    { value: 'newest', label: 'Newest first' },
+    { value: 'title', label: 'Title, A–Z' },
+    { value: 'updated', label: 'Recently changed' },
+  ],
+  sizes: PAGE_SIZES,
+  searchHint: 'Part of a title or description',
+}
+
+/** The pages list's search, filters and orders; the default is the API's order, oldest first. */
+export const PAGE_LIST: ListSpec<PageFilter, PageSort> = {
+  base: url`/admin/pages`,
+  filters: [
+    { value: 'all', label: 'All' },
+    { value: 'published', label: 'Published' },
+    { value: 'draft', label: 'Drafts' },
+  ],
+  sorts: [
+    { value: 'oldest', label: 'Oldest first' },
+    { value: 'newest', label: 'Newest first' },
+    { value: 'title', label: 'Title, A–Z' },
+    { value: 'path', label: 'Path, A–Z' },
+    { value: 'updated', label: 'Recently changed' },
+  ],
+  sizes: PAGE_SIZES,
+  searchHint: 'Part of a title, slug or path',
+}
+
+/** A list view's problem (an unusable search), its controls, and how many items it holds. */
+function listHead<F extends string, S extends string>(
+  spec: ListSpec<F, S>,
+  view: ListView<F, S>,
+  total: number,
+  noun: [one: string, many: string],
+  searchProblem: string | undefined,
+): SafeHtml {
+  return html`${searchProblem ? html`<div class="alert error" role="alert">${searchProblem}</div>` : ''}
+${listControls(spec, view, `Find ${noun[1]}`)}
+<p class="muted">${total} ${total === 1 ? noun[0] : noun[1]}${isNarrowed(spec, view) ? ' match' : ''}.</p>`
 }
 
 const IMPORT_HINT = html`Content arrives with <code>lectern import</code> (see the README's import format).`
 
 export function formsPage(input: {
   session: AdminSession
-  forms: Listing<AdminForm>
+  view: ListView<FormFilter, FormSort>
+  forms: PageOf<AdminForm>
+  searchProblem?: string
   /** Whether the user reads submissions (and so sees counts and links to them). */
   showSubmissions: boolean
   canManage: boolean
 }): SafeHtml {
-  const { session, forms, showSubmissions, canManage } = input
+  const { session, forms, showSubmissions, canManage, view } = input
   const columns = [
     'Title',
     'Description',
@@ -69,7 +125,7 @@ export function formsPage(input: {
               labels: ['Deactivate', 'Activate'],
               action: url`/admin/forms/${form.id}/active`,
               field: 'active',
-              fields: { page: String(forms.page) },
+              fields: listViewFields(FORM_LIST, view),
             }),
             remove: { href: url`/admin/forms/${form.id}/delete`, label: 'Delete' },
           }),
@@ -84,20 +140,23 @@ export function formsPage(input: {
     body: html`<div class="page-head"><h1>Forms</h1>${canManage ? html`<div class="toolbar">${create}</div>` : ''}</div>
 <p class="lead">Forms on the site. Inactive forms stay in the API, filtered out by <code>active=true</code>.</p>
 ${
-  forms.total === 0
+  forms.total === 0 && !isNarrowed(FORM_LIST, view)
     ? emptyState('No forms yet', IMPORT_HINT, canManage ? create : undefined)
-    : html`${table({ caption: 'Forms', columns, rows, rowIds: forms.items.map((form) => `form-${form.id}`) })}
-${pagination({ ...forms, href: (page) => url`/admin/forms?page=${page}` })}`
+    : html`${listHead(FORM_LIST, view, forms.total, ['form', 'forms'], input.searchProblem)}
+${forms.total === 0 ? emptyState('No form matches', 'No form matches the search and filter. Clear them to see every form.') : table({ caption: 'Forms', columns, rows, rowIds: forms.items.map((form) => `form-${form.id}`) })}
+${pagination({ page: view.page, pageSize: view.size, total: forms.total, href: (page) => listHref(FORM_LIST, view, page) })}`
 }`,
   })
 }
 
 export function pagesPage(input: {
   session: AdminSession
-  pages: Listing<Page>
+  view: ListView<PageFilter, PageSort>
+  pages: PageOf<Page>
   canManage: boolean
+  searchProblem?: string
 }): SafeHtml {
-  const { session, pages, canManage } = input
+  const { session, pages, canManage, view } = input
   const columns = ['Title', 'Path', 'Type', 'Status', ...(canManage ? ['Actions'] : [])]
   const rows = pages.items.map((page) => [
     html`<strong>${page.title}</strong>`,
@@ -118,7 +177,7 @@ export function pagesPage(input: {
               labels: ['Unpublish', 'Publish'],
               action: url`/admin/pages/${page.id}/published`,
               field: 'published',
-              fields: { page: String(pages.page) },
+              fields: listViewFields(PAGE_LIST, view),
             }),
             remove: { href: url`/admin/pages/${page.id}/delete`, label: 'Delete' },
           }),
@@ -133,10 +192,11 @@ export function pagesPage(input: {
     body: html`<div class="page-head"><h1>Pages</h1>${canManage ? html`<div class="toolbar">${create}</div>` : ''}</div>
 <p class="lead">Pages of the site builder. Drafts stay in the API, filtered out by <code>published=true</code>.</p>
 ${
-  pages.total === 0
+  pages.total === 0 && !isNarrowed(PAGE_LIST, view)
     ? emptyState('No pages yet', IMPORT_HINT, canManage ? create : undefined)
-    : html`${table({ caption: 'Pages', columns, rows, rowIds: pages.items.map((page) => `page-${page.id}`) })}
-${pagination({ ...pages, href: (page) => url`/admin/pages?page=${page}` })}`
+    : html`${listHead(PAGE_LIST, view, pages.total, ['page', 'pages'], input.searchProblem)}
+${pages.total === 0 ? emptyState('No page matches', 'No page matches the search and filter. Clear them to see every page.') : table({ caption: 'Pages', columns, rows, rowIds: pages.items.map((page) => `page-${page.id}`) })}
+${pagination({ page: view.page, pageSize: view.size, total: pages.total, href: (page) => listHref(PAGE_LIST, view, page) })}`
 }`,
   })
 }
