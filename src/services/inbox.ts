@@ -239,6 +239,23 @@ export function createInboxService(db: Kysely<Database>) {
      * form's submissions are skipped; returns how many were changed. Deleting erases the rows: the
      * API stops listing them on the next request (the content version moves with the write).
      */
+    /** The selected submissions that belong to the form, oldest first (for a confirmation to list). */
+    async selectedSubmissions(formId: string, ids: readonly string[]): Promise<Submission[]> {
+      if (ids.length > MAX_BULK_IDS)
+        throw new ValidationError(`At most ${MAX_BULK_IDS} submissions can be changed at once.`)
+      await formExists(formId)
+      if (ids.length === 0) return []
+      const rows = await db
+        .selectFrom('submissions')
+        .selectAll()
+        .where('form_id', '=', formId)
+        .where('id', 'in', [...ids])
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute()
+      return rows.map(presentSubmission)
+    },
+
     async applyBulk(
       formId: string,
       ids: readonly string[],

@@ -191,14 +191,31 @@ describe('the submission inbox', () => {
     expect(await auditEntries('submissions.updated', form.id)).toHaveLength(4)
   })
 
-  it('deletes many submissions in one post, audited, and the API stops listing them at once', async () => {
+  it('asks before deleting many submissions, then deletes them, audited, and the API stops listing them at once', async () => {
     const { form, ids } = await inboxForm('Bulk delete')
     expect(await apiSubmissions(form.id)).toHaveLength(6)
-    await admin.get(`/admin/forms/${form.id}/submissions`)
-    const res = await postSelection(admin, `/admin/forms/${form.id}/submissions/bulk`, { action: 'delete' }, [
-      ids[0] as string,
-      ids[2] as string,
-    ])
+    await admin.get(`/admin/forms/${form.id}/submissions?view=table`)
+    const asked = await postSelection(
+      admin,
+      `/admin/forms/${form.id}/submissions/bulk`,
+      { action: 'delete', view: 'table' },
+      [ids[0] as string, ids[2] as string],
+    )
+    expect(asked.statusCode).toBe(200)
+    expect(textOf(asked)).toContain('Delete 2 submissions?')
+    expect(asked.body).toContain(`name="ids" value="${ids[0]}"`)
+    expect(asked.body).toContain(`name="ids" value="${ids[2]}"`)
+    expect(asked.body).toContain('name="view" value="table"')
+    // Asking erased nothing and recorded nothing.
+    expect(await apiSubmissions(form.id)).toHaveLength(6)
+    expect(await auditEntries('submissions.deleted', form.id)).toEqual([])
+
+    const res = await postSelection(
+      admin,
+      `/admin/forms/${form.id}/submissions/bulk`,
+      { action: 'delete', confirmed: 'yes' },
+      [ids[0] as string, ids[2] as string],
+    )
     expect(res.headers.location).toBe(`/admin/forms/${form.id}/submissions?page=1`)
     expect(textOf(await admin.get(res.headers.location as string))).toContain('2 submissions deleted.')
     expect((await apiSubmissions(form.id)).map((s) => s.id)).toEqual([ids[1], ids[3], ids[4], ids[5]])

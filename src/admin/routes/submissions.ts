@@ -20,6 +20,7 @@ import { actorOf } from '../actor.js'
 import { field, flag, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { sendPage } from '../views/layout.js'
 import {
+  bulkDeletePage,
   DEFAULT_VIEW,
   deleteSubmissionPage,
   INBOX_PAGE_SIZES,
@@ -159,6 +160,17 @@ export function registerSubmissionRoutes(app: FastifyInstance, services: Service
         })
       if (ids.length > MAX_BULK_IDS)
         throw new ValidationError(`At most ${MAX_BULK_IDS} submissions can be changed at once.`)
+      // Erasing cannot be undone: a bulk delete asks first, listing what it will erase.
+      if (action === 'delete' && field(request, 'confirmed') !== 'yes') {
+        const form = await services.contentAdmin.getForm(formId)
+        const submissions = await inbox.selectedSubmissions(formId, ids)
+        if (submissions.length === 0)
+          return done(request, reply, inboxHref(formId, view), {
+            kind: 'error',
+            text: 'None of the selected submissions is in this form any more.',
+          })
+        return sendPage(reply, bulkDeletePage({ session: signedIn(request), form, submissions, view }))
+      }
       const count = await inbox.applyBulk(formId, ids, action, actorOf(request))
       return done(request, reply, inboxHref(formId, view), {
         kind: 'success',

@@ -4,6 +4,7 @@ import { MAX_NOTES_LENGTH } from '../../services/content-admin.js'
 import { type InboxFilter, type InboxSort, MAX_SEARCH_LENGTH } from '../../services/inbox.js'
 import type { AdminSession, Flash } from '../../services/sessions.js'
 import { html, type SafeHtml, type SafeUrl, url, withQuery } from '../html.js'
+import { PAGE_SIZES } from '../list-view.js'
 import {
   badge,
   confirmation,
@@ -15,7 +16,6 @@ import {
   table,
   timestamp,
 } from './components.js'
-import { PAGE_SIZES } from '../list-view.js'
 import { layout } from './layout.js'
 
 /** The page sizes the inbox offers; the first is the default. */
@@ -309,5 +309,35 @@ from the database, with its notes. The API stops listing it on the next request.
       confirmLabel: 'Delete the submission',
       cancelHref: inboxHref(form.id, view, { changed: submission.id }),
     }),
+  })
+}
+
+/** Asks before the selected submissions are erased for good, listing them. */
+export function bulkDeletePage(input: {
+  session: AdminSession
+  form: AdminForm
+  submissions: readonly Submission[]
+  view: InboxView
+}): SafeHtml {
+  const { form, submissions, view } = input
+  const count = `${submissions.length} submission${submissions.length === 1 ? '' : 's'}`
+  const shown = submissions.slice(0, 10)
+  return layout({
+    title: `Delete ${count}`,
+    session: input.session,
+    section: 'forms',
+    body: html`<section class="panel confirm">
+  <h1>Delete ${count}?</h1>
+  <p>These submissions to “${form.title}” are erased from the database, with their notes. The API stops
+  listing them on the next request. This cannot be undone.</p>
+  <ul>${shown.map((submission) => html`<li>${timestamp(submission.createdAt)}: ${summary(submission) || 'no fields'}</li>`)}${submissions.length > shown.length ? html`<li>…and ${submissions.length - shown.length} more</li>` : ''}</ul>
+  <form method="post" action="${url`/admin/forms/${form.id}/submissions/bulk`}" class="actions">
+    ${csrfField(input.session.csrfToken)}${hiddenFields(viewFields(view))}
+    <input type="hidden" name="action" value="delete"><input type="hidden" name="confirmed" value="yes">
+    ${submissions.map((submission) => html`<input type="hidden" name="ids" value="${submission.id}">`)}
+    <button type="submit" class="button danger">Delete ${count}</button>
+    <a class="button secondary" href="${inboxHref(form.id, view)}">Cancel</a>
+  </form>
+</section>`,
   })
 }
