@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { readContentVersion } from '../db/content-version.js'
 import type { Database } from '../db/tables.js'
 import { createRedirectMatcher, type RedirectMatcher, type RedirectRule } from './redirect-matcher.js'
 
@@ -17,15 +18,7 @@ export function createRedirectApplier(db: Kysely<Database>, options: { batchSize
   let cached: { version: number; matcher: RedirectMatcher } | undefined
   let building: { version: number; promise: Promise<RedirectMatcher> } | undefined
 
-  /** The content version: one row, one column. */
-  const contentVersion = async (): Promise<number> => {
-    const row = await db
-      .selectFrom('content_version')
-      .select('version')
-      .where('id', '=', 1)
-      .executeTakeFirst()
-    return Number(row?.version ?? 0)
-  }
+  const contentVersion = () => readContentVersion(db)
 
   /** Every active redirect, oldest first, read `batchSize` rows at a time along the active-order index. */
   async function* activeRedirects(): AsyncGenerator<RedirectRule> {
