@@ -1,5 +1,12 @@
-import { existsSync, mkdirSync } from 'node:fs'
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { parse } from 'csv-parse/sync'
+import {
+  type Browser,
+  type BrowserContext,
+  type BrowserContextOptions,
+  chromium,
+  type Page,
+} from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { buildSampleContent } from '../../src/services/sample-content.js'
 import { createTestContext, type TestContext } from '../harness.js'
@@ -59,8 +66,17 @@ describe.skipIf(!available && !process.env.CI)('the dashboard in a real browser'
     expect(pageErrors.splice(0)).toEqual([])
   })
 
-  const newContext = async (viewport = DESKTOP): Promise<BrowserContext> => {
-    const context = await browser.newContext({ viewport, baseURL: site.base, isMobile: viewport === PHONE })
+  /** A browser profile of its own at `viewport`; `options` set what else the reader's browser prefers. */
+  const newContext = async (
+    viewport = DESKTOP,
+    options: Pick<BrowserContextOptions, 'colorScheme' | 'timezoneId' | 'locale'> = {},
+  ): Promise<BrowserContext> => {
+    const context = await browser.newContext({
+      ...options,
+      viewport,
+      baseURL: site.base,
+      isMobile: viewport === PHONE,
+    })
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: site.base })
     context.on('page', watch)
     return context
@@ -374,8 +390,9 @@ describe.skipIf(!available && !process.env.CI)('the dashboard in a real browser'
     )
     expect(await page.locator('.pagination span').textContent()).toBe('Page 2 of 2')
 
+    // The first page is the list's own address: no `page=1` in it.
     await page.goto('/admin/pages?page=abc')
-    await page.waitForURL(/\/admin\/pages\?page=1$/)
+    await page.waitForURL(/\/admin\/pages$/)
     expect(await flash(page).textContent()).toBe('“abc” is not a page number, so this is the first page.')
     await context.close()
   }, 120_000)
@@ -399,4 +416,174 @@ describe.skipIf(!available && !process.env.CI)('the dashboard in a real browser'
     await screenshot(page, 'phone-notes-saved')
     await context.close()
   }, 120_000)
+
+  it('takes a form from creation through its inbox, exports and deletions, then a password change and a key that expires, all in the audit log', async () => {
+    const context = await newContext()
+    const page = await context.newPage()
+    await signIn(page, ADMIN.email, ADMIN.password)
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Forms' }).click()
+    await page.getByRole('link', { name: 'New form' }).click()
+    await page.getByLabel('Title').fill('Volunteer sign-up')
+    await page.getByLabel('Description (optional)').fill('People who offer to help at the summer fair.')
+    await page.getByRole('button', { name: 'Create form' }).click()
+    await page.waitForURL(/\/admin\/forms\?page=\d+#form-/)
+    expect(await flash(page).textContent()).toContain('Form “Volunteer sign-up” created.')
+    const formId = decodeURIComponent(new URL(page.url()).hash.slice('#form-'.length))
+
+    // Visitors send 30 submissions; every third offers to help in the garden.
+    const at = (i: number) => `2024-07-01T09:${String(i).padStart(2, '0')}:00Z`
+    const idOf = (i: number) => `submission_volunteer_${String(i).padStart(2, '0')}`
+    await site.ctx.services.importer.importRecords({
+      submissions: Array.from({ length: 30 }, (_, i) => ({
+        id: idOf(i),
+        formId,
+        data: { name: `Volunteer ${i}`, offer: i % 3 === 0 ? 'I can weed the garden' : 'Anything at all' },
+        createdAt: at(i),
+      })),
+    })
+    const key = (await site.ctx.services.keys.createApiKey({ name: 'checker', userEmail: ADMIN.email }))
+      .plainKey
+    const served = async () =>
+      (
+        (await (await api(`/forms/${formId}/submissions?pageSize=100`, key)).json()) as {
+          data: { id: string; isRead: boolean }[]
+        }
+      ).data
+
+    await page.reload()
+    await page.getByRole('link', { name: '30 submissions to Volunteer sign-up' }).click()
+    await page.waitForURL(new RegExp(`/admin/forms/${formId}/submissions$`))
+    expect(await page.locator('.lead').textContent()).toContain('30 submissions, newest first')
+
+    const search = page.getByRole('search')
+    await search.getByLabel('Search').fill('garden')
+    await search.getByRole('button', { name: 'Apply' }).click()
+    await page.waitForURL(/[?&]q=garden(&|$)/)
+    expect(await page.locator('.lead').textContent()).toContain('10 submissions in this view')
+    await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Table' }).click()
+    await page.waitForURL(/view=table/)
+    expect(page.url()).toContain('q=garden')
+    // Newest first: 27, 24, … 0.
+    const garden = Array.from({ length: 10 }, (_, n) => 27 - 3 * n)
+    const rowIds = () =>
+      page.locator('tbody tr').evaluateAll((rows) => rows.map((row) => row.id.replace('submission-', '')))
+    expect(await rowIds()).toEqual(garden.map(idOf))
+
+    const marked = [27, 24, 21]
+    for (const i of marked) await page.getByLabel(`Select the submission of ${at(i)}`).check()
+    await page.getByRole('button', { name: 'Mark read' }).click()
+    await expect.poll(() => flash(page).textContent()).toContain('3 submissions marked as read.')
+    expect(page.url()).toMatch(/view=table/)
+    const readNow = (await served()).filter((s) => s.isRead).map((s) => s.id)
+    expect(readNow.sort()).toEqual(marked.map(idOf).sort())
+
+    // The export is this view: the search's ten, newest first, with the flags just set.
+    const downloading = page.waitForEvent('download')
+    await page.getByRole('link', { name: 'CSV', exact: true }).click()
+    const download = await downloading
+    expect(download.suggestedFilename()).toMatch(
+      new RegExp(`^submissions-${formId}-\\d{4}-\\d{2}-\\d{2}\\.csv$`),
+    )
+    const file = await download.path()
+    const rows = parse(readFileSync(file, 'utf8'), { columns: true }) as Record<string, string>[]
+    expect(rows.map((row) => row.id)).toEqual(garden.map(idOf))
+    expect(rows.map((row) => row.createdAt)).toEqual(garden.map(at))
+    expect(rows.filter((row) => row.isRead === 'true').map((row) => row.id)).toEqual(marked.map(idOf))
+    for (const row of rows)
+      expect(JSON.parse(row.data as string)).toMatchObject({ offer: 'I can weed the garden' })
+
+    await page.getByRole('link', { name: `Delete the submission of ${at(18)}…` }).click()
+    expect(await page.locator('h1').textContent()).toBe(`Delete the submission of ${at(18)}?`)
+    await page.getByRole('button', { name: 'Delete the submission' }).click()
+    await expect.poll(() => flash(page).textContent()).toContain('The submission was deleted.')
+    expect(page.url()).toMatch(/view=table/)
+    expect((await served()).map((s) => s.id)).not.toContain(idOf(18))
+
+    for (const i of [15, 12]) await page.getByLabel(`Select the submission of ${at(i)}`).check()
+    await page.getByRole('button', { name: 'Delete', exact: true }).click()
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Delete 2 submissions?')
+    // Asking is not deleting.
+    expect((await served()).map((s) => s.id)).toEqual(expect.arrayContaining([idOf(15), idOf(12)]))
+    await page.getByRole('button', { name: 'Delete 2 submissions' }).click()
+    await expect.poll(() => flash(page).textContent()).toContain('2 submissions deleted.')
+    const left = (await served()).map((s) => s.id)
+    expect(left).toHaveLength(27)
+    expect(left).not.toContain(idOf(15))
+    expect(left).not.toContain(idOf(12))
+    expect(await rowIds()).toEqual([27, 24, 21, 9, 6, 3, 0].map(idOf))
+
+    const newPassword = 'difference engine 1822'
+    // Below 1121px the header hides the link to the account (the email): opened by its address.
+    await page.goto('/admin/account')
+    await page.getByLabel('Current password').fill(ADMIN.password)
+    await page.getByLabel('New password', { exact: true }).fill(newPassword)
+    await page.getByLabel('New password again').fill(newPassword)
+    await page.getByRole('button', { name: 'Change password' }).click()
+    await expect.poll(() => flash(page).textContent()).toContain('Your password is changed.')
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.waitForURL(/\/admin\/login/)
+    await page.getByLabel('Email').fill(ADMIN.email)
+    await page.getByLabel('Password').fill(ADMIN.password)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await expect
+      .poll(() => page.getByRole('alert').textContent())
+      .toContain('The email or password is not right')
+    expect(page.url()).toMatch(/\/admin\/login/)
+    await signIn(page, ADMIN.email, newPassword)
+
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click()
+    await page.getByRole('link', { name: 'Create new API key' }).click()
+    await page.getByLabel('Name').fill('Volunteer rota')
+    await page.getByLabel('Expires on (optional)').fill(tomorrow)
+    await page.getByRole('button', { name: 'Create key' }).click()
+    await expect.poll(() => page.locator('h1').textContent()).toBe('API key created')
+    const expiring = await page.locator('#new-key').inputValue()
+    expect((await api('/forms', expiring)).status).toBe(200)
+
+    // A day and more passes: the key's expiry is now behind it.
+    await site.ctx.database.db
+      .updateTable('api_keys')
+      .set({ expires_at: '2024-01-01T00:00:00Z' })
+      .where('name', '=', 'Volunteer rota')
+      .execute()
+    const refused = await api('/forms', expiring)
+    expect(refused.status).toBe(401)
+    const problem = (await refused.json()) as { error: string; message: string }
+    expect(problem.error).toBe('api_key_inactive')
+    expect(problem.message).toMatch(/expired/)
+
+    await page.goto('/admin/keys')
+    await page.getByRole('search').getByLabel('Status').selectOption({ label: 'Expired' })
+    await page.getByRole('search').getByRole('button', { name: 'Apply' }).click()
+    await page.waitForURL(/\/admin\/keys\?.*filter=expired/)
+    const expiredRows = page.locator('tbody tr')
+    expect(await expiredRows.count()).toBe(1)
+    expect(await expiredRows.first().textContent()).toContain('Volunteer rota')
+    expect(await expiredRows.first().locator('.badge').textContent()).toBe('Expired')
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit log' }).click()
+    await page.waitForURL(/\/admin\/audit$/)
+    const entries = await page
+      .locator('tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) => [
+          tr.querySelector('td[data-label="Who"]')?.textContent?.trim() ?? '',
+          tr.querySelector('td[data-label="Action"]')?.textContent?.trim() ?? '',
+        ]),
+      )
+    for (const action of [
+      'form.created',
+      'submissions.updated',
+      'submissions.exported',
+      'submissions.deleted',
+      'user.password_changed',
+      'key.created',
+    ])
+      expect(entries).toContainEqual([ADMIN.email, action])
+    expect(entries.filter(([, action]) => action === 'submissions.deleted')).toHaveLength(2)
+    expect(entries).toContainEqual(['system', 'key.expired'])
+    await context.close()
+  }, 180_000)
 })
