@@ -25,6 +25,8 @@ export interface ListSpec<F extends string, S extends string> {
   searchHint: string
   /** The label of the filter select, e.g. "Status". */
   filterLabel?: string
+  /** What the list holds, one and many: `['redirect', 'redirects']`. */
+  noun: readonly [one: string, many: string]
 }
 
 /** The page sizes of every dashboard list; the first is the default. */
@@ -199,4 +201,20 @@ export async function listForView<V extends ListView, T>(
     const plain = { ...view, search: '' }
     return { view: plain, result: await list(plain), problem: `${error.message} The search was not used.` }
   }
+}
+
+/**
+ * The top of a list: why its search was not used (when it was not), its controls, and how many
+ * items the view holds.
+ */
+export function listHeader<F extends string, S extends string>(
+  spec: ListSpec<F, S>,
+  view: ListView<F, S>,
+  total: number,
+  searchProblem: string | undefined,
+): SafeHtml {
+  const [one, many] = spec.noun
+  return html`${searchProblem ? html`<div class="alert error" role="alert">${searchProblem}</div>` : ''}
+${listControls(spec, view, `Find ${many}`)}
+<p class="muted">${total} ${total === 1 ? one : many}${isNarrowed(spec, view) ? ' match' : ''}.</p>`
 }

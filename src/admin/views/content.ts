@@ -5,14 +5,7 @@ import type { FormFilter, FormSort, PageFilter, PageSort } from '../../services/
 import type { ListView } from '../../services/listing.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { html, type SafeHtml, url } from '../html.js'
-import {
-  isNarrowed,
-  type ListSpec,
-  listControls,
-  listHref,
-  listViewFields,
-  PAGE_SIZES,
-} from '../list-view.js'
+import { isNarrowed, type ListSpec, listHeader, listHref, listViewFields, PAGE_SIZES } from '../list-view.js'
 import {
   badge,
   confirmation,
@@ -46,6 +39,7 @@ export const FORM_LIST: ListSpec<FormFilter, FormSort> = {
   ],
   sizes: PAGE_SIZES,
   searchHint: 'Part of a title or description',
+  noun: ['form', 'forms'],
 }
 
 /** The pages list's search, filters and orders; the default is the API's order, oldest first. */
@@ -65,19 +59,7 @@ export const PAGE_LIST: ListSpec<PageFilter, PageSort> = {
   ],
   sizes: PAGE_SIZES,
   searchHint: 'Part of a title, slug or path',
-}
-
-/** A list view's problem (an unusable search), its controls, and how many items it holds. */
-function listHead<F extends string, S extends string>(
-  spec: ListSpec<F, S>,
-  view: ListView<F, S>,
-  total: number,
-  noun: [one: string, many: string],
-  searchProblem: string | undefined,
-): SafeHtml {
-  return html`${searchProblem ? html`<div class="alert error" role="alert">${searchProblem}</div>` : ''}
-${listControls(spec, view, `Find ${noun[1]}`)}
-<p class="muted">${total} ${total === 1 ? noun[0] : noun[1]}${isNarrowed(spec, view) ? ' match' : ''}.</p>`
+  noun: ['page', 'pages'],
 }
 
 const IMPORT_HINT = html`Content arrives with <code>lectern import</code> (see the README's import format).`
@@ -142,7 +124,7 @@ export function formsPage(input: {
 ${
   forms.total === 0 && !isNarrowed(FORM_LIST, view)
     ? emptyState('No forms yet', IMPORT_HINT, canManage ? create : undefined)
-    : html`${listHead(FORM_LIST, view, forms.total, ['form', 'forms'], input.searchProblem)}
+    : html`${listHeader(FORM_LIST, view, forms.total, input.searchProblem)}
 ${forms.total === 0 ? emptyState('No form matches', 'No form matches the search and filter. Clear them to see every form.') : table({ caption: 'Forms', columns, rows, rowIds: forms.items.map((form) => `form-${form.id}`) })}
 ${pagination({ page: view.page, pageSize: view.size, total: forms.total, href: (page) => listHref(FORM_LIST, view, page) })}`
 }`,
@@ -194,7 +176,7 @@ export function pagesPage(input: {
 ${
   pages.total === 0 && !isNarrowed(PAGE_LIST, view)
     ? emptyState('No pages yet', IMPORT_HINT, canManage ? create : undefined)
-    : html`${listHead(PAGE_LIST, view, pages.total, ['page', 'pages'], input.searchProblem)}
+    : html`${listHeader(PAGE_LIST, view, pages.total, input.searchProblem)}
 ${pages.total === 0 ? emptyState('No page matches', 'No page matches the search and filter. Clear them to see every page.') : table({ caption: 'Pages', columns, rows, rowIds: pages.items.map((page) => `page-${page.id}`) })}
 ${pagination({ page: view.page, pageSize: view.size, total: pages.total, href: (page) => listHref(PAGE_LIST, view, page) })}`
 }`,

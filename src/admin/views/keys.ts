@@ -4,7 +4,7 @@ import { type ApiKeyView, hasExpired } from '../../services/keys.js'
 import type { ListView } from '../../services/listing.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { html, type SafeHtml, url } from '../html.js'
-import { isNarrowed, type ListSpec, listControls, listHref, PAGE_SIZES } from '../list-view.js'
+import { type ListSpec, listHeader, listHref, PAGE_SIZES } from '../list-view.js'
 import {
   badge,
   confirmation,
@@ -45,6 +45,7 @@ export const KEY_LIST: ListSpec<KeyFilter, KeySort> = {
   sizes: PAGE_SIZES,
   searchHint: 'Name, key prefix or creator',
   filterLabel: 'Status',
+  noun: ['API key', 'API keys'],
 }
 
 export const keyLabel = (key: ApiKeyView) => `${key.prefix}…`
@@ -108,10 +109,8 @@ export function keysPage(input: {
     body: html`<div class="page-head"><h1>API keys</h1>${anyKeys ? html`<a class="button primary" href="/admin/keys/new">Create new API key</a>` : ''}</div>
 <p class="lead">Programs read the content API with these keys. A key can do what the role of the admin who
 created it allows, checked on every request: if that admin is demoted, disabled or deleted, the key follows at once.</p>
-${input.searchProblem ? html`<div class="alert error" role="alert">${input.searchProblem}</div>` : ''}
-${anyKeys ? listControls(KEY_LIST, view, 'Find API keys') : ''}
+${anyKeys ? listHeader(KEY_LIST, view, input.keys.total, input.searchProblem) : ''}
 ${body}
-${anyKeys ? html`<p class="muted">${input.keys.total} key${input.keys.total === 1 ? '' : 's'}${isNarrowed(KEY_LIST, view) ? ' match' : ''}.</p>` : ''}
 ${pagination({ page: view.page, pageSize: view.size, total: input.keys.total, href: (page) => listHref(KEY_LIST, view, page) })}`,
   })
 }

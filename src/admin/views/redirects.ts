@@ -6,14 +6,7 @@ import type { RedirectAnswer } from '../../services/redirect-matcher.js'
 import { CSV_COLUMNS, describeChain, type RedirectChainsReport } from '../../services/redirects.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { html, type SafeHtml, url } from '../html.js'
-import {
-  isNarrowed,
-  type ListSpec,
-  listControls,
-  listHref,
-  listViewFields,
-  PAGE_SIZES,
-} from '../list-view.js'
+import { isNarrowed, type ListSpec, listHeader, listHref, listViewFields, PAGE_SIZES } from '../list-view.js'
 import {
   badge,
   confirmation,
@@ -48,6 +41,7 @@ export const REDIRECT_LIST: ListSpec<RedirectFilter, RedirectSort> = {
   sizes: PAGE_SIZES,
   searchHint: 'Part of a from or to path',
   filterLabel: 'Status',
+  noun: ['redirect', 'redirects'],
 }
 
 type RedirectView = ListView<RedirectFilter, RedirectSort>
@@ -117,8 +111,7 @@ export function redirectsPage(input: {
 <p class="lead">A visitor asking for a <em>from</em> path is sent to the <em>to</em> path, with their query string.
 Paths match exactly and are case-sensitive.</p>
 ${chainWarning(input.chains, csrf, canManage)}
-${input.searchProblem ? html`<div class="alert error" role="alert">${input.searchProblem}</div>` : ''}
-${listControls(REDIRECT_LIST, view, 'Find redirects')}
+${listHeader(REDIRECT_LIST, view, redirects.total, input.searchProblem)}
 ${
   redirects.total === 0 && isNarrowed(REDIRECT_LIST, view)
     ? emptyState(
@@ -134,7 +127,6 @@ ${
             : undefined,
         )
       : html`${table({ caption: 'Redirects', columns, rows, rowIds: redirects.items.map((r) => `redirect-${r.id}`) })}
-<p class="muted">${redirects.total} redirect${redirects.total === 1 ? '' : 's'}${isNarrowed(REDIRECT_LIST, view) ? ' match' : ''}.</p>
 ${pagination({ page: view.page, pageSize: view.size, total: redirects.total, href: (page) => listHref(REDIRECT_LIST, view, page) })}`
 }`,
   })

@@ -6,7 +6,7 @@ import { ROLES, type Role } from '../../services/roles.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { MIN_PASSWORD_LENGTH, type UserView } from '../../services/users.js'
 import { html, type SafeHtml, url } from '../html.js'
-import { isNarrowed, type ListSpec, listControls, listHref, PAGE_SIZES } from '../list-view.js'
+import { type ListSpec, listHeader, listHref, PAGE_SIZES } from '../list-view.js'
 import {
   badge,
   confirmation,
@@ -55,6 +55,7 @@ export const USER_LIST: ListSpec<UserFilter, UserSort> = {
   ],
   sizes: PAGE_SIZES,
   searchHint: 'Part of an email',
+  noun: ['user', 'users'],
 }
 
 /** A user's API keys, counted for the list and the delete confirmation. */
@@ -127,8 +128,7 @@ export function usersPage(input: {
   suspends their keys until they are enabled again. <strong>Deleting</strong> a user revokes their keys for good.
   The last enabled global admin can be neither demoted, disabled nor deleted.</p>
 </details>
-${input.searchProblem ? html`<div class="alert error" role="alert">${input.searchProblem}</div>` : ''}
-${listControls(USER_LIST, view, 'Find users')}
+${listHeader(USER_LIST, view, input.users.total, input.searchProblem)}
 ${
   input.users.total === 0
     ? emptyState('No user matches', 'No user matches the search and filter. Clear them to see everyone.')
@@ -146,7 +146,6 @@ ${
         ]),
       })
 }
-<p class="muted">${input.users.total} user${input.users.total === 1 ? '' : 's'}${isNarrowed(USER_LIST, view) ? ' match' : ''}.</p>
 ${pagination({ page: view.page, pageSize: view.size, total: input.users.total, href: (page) => listHref(USER_LIST, view, page) })}`,
   })
 }
