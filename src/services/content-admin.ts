@@ -1,13 +1,14 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, Selectable } from 'kysely'
 import { UniqueViolationError } from '../db/errors.js'
 import { presentPage, presentSubmission } from '../db/repositories/content.js'
-import type { Database } from '../db/tables.js'
+import type { Database, FormsTable } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { newId } from '../ids.js'
 import { FIELD_LIMITS, textProblem } from '../limits.js'
 import type { Page, Submission } from '../schemas.js'
 import { now } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
+import { createFormCounts, type FormCounts } from './form-counts.js'
 import type { JsonObject } from './import/json.js'
 import type { FieldProblem } from './import/locations.js'
 import { readForm, readPage } from './import/records.js'
@@ -22,6 +23,22 @@ export interface AdminForm {
   /** Submissions not yet marked as read (counted from the partial index of migration 008). */
   unreadCount: number
   createdAt: string
+}
+
+/** A form's row and its counts as the dashboard shows the form. */
+export function toAdminForm(
+  row: Pick<Selectable<FormsTable>, 'id' | 'title' | 'description' | 'is_active' | 'created_at'>,
+  counts: FormCounts = { total: 0, unread: 0 },
+): AdminForm {
+  return {
+    id: row.id,
+    title: row.title,
+    description: row.description,
+    isActive: Number(row.is_active) === 1,
+    submissionCount: counts.total,
+    unreadCount: counts.unread,
+    createdAt: row.created_at,
+  }
 }
 
 /** The longest note an administrator may keep on a submission (the one table of limits says). */
@@ -165,48 +182,12 @@ const flag = (on: boolean) => (on ? (1 as const) : (0 as const))
  * write, whoever makes it (see migration 003).
  */
 export function createContentAdminService(db: Kysely<Database>) {
-  const formQuery = () =>
-    db.selectFrom('forms').select((eb) => [
-      'forms.id',
-      'forms.title',
-      'forms.description',
-      'forms.is_active',
-      'forms.created_at',
-      eb
-        .selectFrom('submissions')
-        .select((inner) => inner.fn.countAll<number>().as('n'))
-        .whereRef('submissions.form_id', '=', 'forms.id')
-        .as('submission_count'),
-      eb
-        .selectFrom('submissions')
-        .select((inner) => inner.fn.countAll<number>().as('n'))
-        .whereRef('submissions.form_id', '=', 'forms.id')
-        .where('submissions.is_read', '=', 0)
-        .as('unread_count'),
-    ])
-
-  const toAdminForm = (row: {
-    id: string
-    title: string
-    description: string | null
-    is_active: number
-    created_at: string
-    submission_count: number | string | bigint | null
-    unread_count: number | string | bigint | null
-  }): AdminForm => ({
-    id: row.id,
-    title: row.title,
-    description: row.description,
-    isActive: Number(row.is_active) === 1,
-    submissionCount: Number(row.submission_count ?? 0),
-    unreadCount: Number(row.unread_count ?? 0),
-    createdAt: row.created_at,
-  })
+  const formCounts = createFormCounts(db)
 
   const getForm = async (id: string): Promise<AdminForm> => {
-    const row = await formQuery().where('forms.id', '=', id).executeTakeFirst()
+    const row = await db.selectFrom('forms').selectAll().where('id', '=', id).executeTakeFirst()
     if (!row) throw new NotFoundError(`Form '${id}' not found`)
-    return toAdminForm(row)
+    return toAdminForm(row, (await formCounts([id])).get(id))
   }
 
   const getPage = async (id: string): Promise<Page> => {
@@ -336,8 +317,7 @@ export function createContentAdminService(db: Kysely<Database>) {
           target: id,
           detail: { title: row.title, deletedSubmissions },
         })
-        const form = { ...row, submission_count: deletedSubmissions, unread_count: 0 }
-        return { form: toAdminForm(form), deletedSubmissions }
+        return { form: toAdminForm(row, { total: deletedSubmissions, unread: 0 }), deletedSubmissions }
       }),
 
     /**

@@ -1,9 +1,9 @@
-import { type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
-import { createContentCache } from '../db/content-version.js'
+import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely'
 import { presentPage, presentRedirect } from '../db/repositories/content.js'
 import type { Database, FormsTable, PagesTable, RedirectsTable } from '../db/tables.js'
 import type { Page, PageOf, Redirect } from '../schemas.js'
-import type { AdminForm } from './content-admin.js'
+import { type AdminForm, toAdminForm } from './content-admin.js'
+import { createFormCounts } from './form-counts.js'
 import { type ApiKeyView, hasExpired } from './keys.js'
 import { byText, checkSearch, containsText, type ListView, offsetOf, viewInMemory } from './listing.js'
 import type { UserView } from './users.js'
@@ -107,48 +107,12 @@ async function numberedPage<T extends 'forms' | 'pages' | 'redirects', Row, Item
  * (`checkSearch`) and reach the database as parameters only.
  */
 export function createDashboardLists(db: Kysely<Database>) {
-  // A form's counts read its every submission (a million, for a busy one): kept per content version.
-  const formCounts = createContentCache<{ total: number; unread: number }>(db)
+  const formCounts = createFormCounts(db)
 
-  /** The submission counts of a page of forms: one grouped read over the index, for those not kept. */
+  /** A page of forms with their submission counts. */
   const withCounts = async (rows: Selectable<FormsTable>[]): Promise<AdminForm[]> => {
-    const version = await formCounts.version()
-    const ids = rows.map((row) => row.id).filter((id) => formCounts.peek(id, version) === undefined)
-    const counts =
-      ids.length === 0
-        ? []
-        : await db
-            .selectFrom('submissions')
-            .select((eb) => [
-              'submissions.form_id',
-              eb.fn.countAll<number | string | bigint>().as('total'),
-              eb.fn
-                .sum<number | string | bigint | null>(
-                  sql`case when ${sql.ref('submissions.is_read')} = 0 then 1 else 0 end`,
-                )
-                .as('unread'),
-            ])
-            .where('submissions.form_id', 'in', ids)
-            .groupBy('submissions.form_id')
-            .execute()
-    const counted = new Map(counts.map((row) => [row.form_id, row]))
-    for (const id of ids)
-      formCounts.set(id, version, {
-        total: Number(counted.get(id)?.total ?? 0),
-        unread: Number(counted.get(id)?.unread ?? 0),
-      })
-    return rows.map((row) => {
-      const kept = formCounts.peek(row.id, version)
-      return {
-        id: row.id,
-        title: row.title,
-        description: row.description,
-        isActive: Number(row.is_active) === 1,
-        submissionCount: kept?.total ?? 0,
-        unreadCount: kept?.unread ?? 0,
-        createdAt: row.created_at,
-      }
-    })
+    const counts = await formCounts(rows.map((row) => row.id))
+    return rows.map((row) => toAdminForm(row, counts.get(row.id)))
   }
 
   return {
