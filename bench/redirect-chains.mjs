@@ -5,12 +5,14 @@
 // (p99 and max, measured inside the server by a preloaded monitor) while it ran.
 //
 //   node bench/redirect-chains.mjs [--chain 100000] [--total 1000000] [--database sqlite|postgres]
+//                                  [--lectern <checkout with dist/>]
 //
-// Runs the built server (`npm run build` first). Numbers are printed, never asserted.
+// Runs the built server (`npm run build` first), of this checkout or the one `--lectern` names (to
+// compare two builds). Numbers are printed, never asserted.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { ROOT } from './lib/lectern.mjs'
 import { freePort, sleep, stopProcess } from './lib/processes.mjs'
@@ -21,11 +23,12 @@ const { values: options } = parseArgs({
     total: { type: 'string', default: '1000000' },
     database: { type: 'string', default: 'sqlite' },
     'postgres-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
+    lectern: { type: 'string', default: ROOT },
   },
 })
 const CHAIN = Number(options.chain)
 const TOTAL = Math.max(Number(options.total), CHAIN)
-const BIN = join(ROOT, 'bin', 'lectern')
+const BIN = join(resolve(options.lectern), 'bin', 'lectern')
 const PASSWORD = 'bench password 1234'
 const EMAIL = 'chains@example.com'
 

@@ -391,10 +391,13 @@ export class RedirectGraph {
 
   /** The updates that point every chained redirect straight at its final destination. */
   flattening(): RedirectEdge[] {
-    const updates: RedirectEdge[] = []
-    for (const node of this.chainStarts())
-      updates.push({ fromPath: this.paths.get(node), toPath: this.paths.get(this.final[node] as number) })
-    return updates
+    return Array.from(this.chainStarts(), (node) => this.flatteningAt(node))
+  }
+
+  /** The update that points the chain starting at the path numbered `node` at its final destination. */
+  flatteningAt(node: number): RedirectEdge {
+    this.assertResolved()
+    return { fromPath: this.paths.get(node), toPath: this.paths.get(this.final[node] as number) }
   }
 
   private isChained(id: number): boolean {
@@ -430,6 +433,23 @@ export class RedirectGraph {
 export async function resolveYielding(graph: RedirectGraph): Promise<RedirectGraph> {
   for (const _ of graph.resolving()) await new Promise<void>((resume) => setImmediate(resume))
   return graph
+}
+
+/** Chains turned into updates between two turns of the event loop, in {@link flatteningYielding}. */
+const UPDATES_PER_TURN = 2000
+
+/**
+ * {@link RedirectGraph.flattening} of a resolved graph, letting the event loop run every few
+ * thousand updates: a 100,000-link chain makes 100,000 updates, each two strings to build.
+ */
+export async function flatteningYielding(graph: RedirectGraph): Promise<RedirectEdge[]> {
+  const updates: RedirectEdge[] = []
+  for (const node of graph.chainStarts()) {
+    if (updates.length % UPDATES_PER_TURN === UPDATES_PER_TURN - 1)
+      await new Promise<void>((resume) => setImmediate(resume))
+    updates.push(graph.flatteningAt(node))
+  }
+  return updates
 }
 
 /**

@@ -46,6 +46,17 @@ describe('StringTable', () => {
     expect(table.size).toBe(100_000)
   })
 
+  it('finds every string while its index grows, moved to the larger index or not yet', () => {
+    const table = new StringTable()
+    for (let i = 0; i < 5000; i++) {
+      table.intern(`/p${i}`)
+      for (const earlier of [0, i >> 1, i - 1, i])
+        if (earlier >= 0) expect(table.find(`/p${earlier}`)).toBe(earlier)
+      expect(table.intern(`/p${i >> 2}`)).toBe(i >> 2)
+    }
+    expect(table.size).toBe(5000)
+  })
+
   it('tells whether a string starts with a character without making the string', () => {
     const table = new StringTable()
     const hash = table.intern('#12')

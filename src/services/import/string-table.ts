@@ -17,6 +17,14 @@ export class StringTable {
   private starts = new Uint32Array(1 << 10)
   /** Hash slots holding a string's number plus one; 0 marks a free slot. */
   private index = new Int32Array(1 << 11)
+  /**
+   * The index before the last growth, while its entries move to the larger one a few at a time
+   * (each addition moves {@link MOVES_PER_ADDITION}): growing never stops the caller to rehash
+   * millions of strings at once. Strings numbered from `moved` to `movedUntil` are found here.
+   */
+  private previous: Int32Array | null = null
+  private moved = 0
+  private movedUntil = 0
   private count = 0
   /** Bytes of the string encoded by the last {@link locate}, written just past the used part. */
   private encodedLength = 0
@@ -39,7 +47,8 @@ export class StringTable {
     this.used = end
     this.count++
     this.index[slot] = id + 1
-    if (this.count * 2 > this.index.length) this.rehash(this.index.length * 2)
+    if (this.previous !== null) this.moveSome()
+    else if (this.count * 2 > this.index.length) this.grow()
     return id
   }
 
@@ -88,9 +97,17 @@ export class StringTable {
     }
     this.encodedLength = length
     const hash = hashBytes(this.bytes, start, start + length)
-    const mask = this.index.length - 1
+    const found = this.probe(this.index, hash, start, length)
+    if (found >= 0 || this.previous === null) return found
+    const before = this.probe(this.previous, hash, start, length)
+    return before >= 0 ? before : found
+  }
+
+  /** In `index`, the number of the string at `bytes[start, start + length)`, or ~(its free slot). */
+  private probe(index: Int32Array, hash: number, start: number, length: number): number {
+    const mask = index.length - 1
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const entry = this.index[slot] as number
+      const entry = index[slot] as number
       if (entry === 0) return ~slot
       if (this.equals(entry - 1, start, length)) return entry - 1
     }
@@ -104,20 +121,36 @@ export class StringTable {
     return true
   }
 
-  private rehash(size: number): void {
-    const index = new Int32Array(size)
-    const mask = size - 1
-    for (let id = 0; id < this.count; id++) {
+  /** Starts moving to an index twice as large; the current one becomes {@link previous}. */
+  private grow(): void {
+    this.previous = this.index
+    this.index = new Int32Array(this.index.length * 2)
+    this.moved = 0
+    this.movedUntil = this.count
+    this.moveSome()
+  }
+
+  /** Moves a few strings of {@link previous} to the current index; drops it once all are moved. */
+  private moveSome(): void {
+    const mask = this.index.length - 1
+    const until = Math.min(this.movedUntil, this.moved + MOVES_PER_ADDITION)
+    for (let id = this.moved; id < until; id++) {
       let slot = hashBytes(this.bytes, this.starts[id] as number, this.starts[id + 1] as number) & mask
-      while (index[slot] !== 0) slot = (slot + 1) & mask
-      index[slot] = id + 1
+      while (this.index[slot] !== 0) slot = (slot + 1) & mask
+      this.index[slot] = id + 1
     }
-    this.index = index
+    this.moved = until
+    if (until === this.movedUntil) this.previous = null
   }
 }
 
 /** Marks a string stored as UTF-16 code units: 0xFF never occurs in UTF-8. */
 const WIDE = 0xff
+/**
+ * Strings moved to a grown index per addition. The move ends long before the new index is half
+ * full: it starts a quarter full and has moved everything after an eighth of that many additions.
+ */
+const MOVES_PER_ADDITION = 8
 /** Offsets are 32-bit. */
 const MAX_BYTES = 2 ** 32 - 1
 

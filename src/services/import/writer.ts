@@ -1,5 +1,9 @@
 import { type Insertable, type Kysely, type OnConflictBuilder, sql, type Transaction } from 'kysely'
-import { withBulkContentWrites, withSubmissionsIndexRebuilt } from '../../db/bulk-writes.js'
+import {
+  withBulkContentWrites,
+  withCheckpointInWorker,
+  withSubmissionsIndexRebuilt,
+} from '../../db/bulk-writes.js'
 import { UniqueViolationError } from '../../db/errors.js'
 import {
   CONTENT_TABLES,
@@ -51,28 +55,30 @@ export async function writeImport(
   const updated = zeroCounts()
   const timestamp = currentTime()
   try {
-    await db.transaction().execute((trx) =>
-      withBulkContentWrites(trx, CONTENT_TABLES, async () => {
-        const writer = new Writer(trx, timestamp, created, updated)
-        if (plan.forms.size + plan.pages.size + plan.redirects.size > 0) {
-          await writer.releasePaths('pages', 'path', plan.pages)
-          await writer.releasePaths('redirects', 'from_path', plan.redirects)
-          await writer.writeKept(source, plan)
-        }
-        // Past this many rows, rebuilding the order index once beats maintaining it row by row.
-        const written =
-          plan.counts.submissions === 0
-            ? 0
-            : plan.counts.submissions >= BULK_SUBMISSIONS
-              ? await withSubmissionsIndexRebuilt(trx, () => writer.writeSubmissions(source))
-              : await writer.writeSubmissions(source)
-        if (written !== plan.counts.submissions) throw fileChangedError()
-        for (const table of ['forms', 'pages', 'redirects'] as const) {
-          updated[table] = plan.counts[table] - created[table]
-        }
-        await source.assertUnchanged?.()
-        await also?.(trx, { created, updated })
-      }),
+    await withCheckpointInWorker(db, () =>
+      db.transaction().execute((trx) =>
+        withBulkContentWrites(trx, CONTENT_TABLES, async () => {
+          const writer = new Writer(trx, timestamp, created, updated)
+          if (plan.forms.size + plan.pages.size + plan.redirects.size > 0) {
+            await writer.releasePaths('pages', 'path', plan.pages)
+            await writer.releasePaths('redirects', 'from_path', plan.redirects)
+            await writer.writeKept(source, plan)
+          }
+          // Past this many rows, rebuilding the order index once beats maintaining it row by row.
+          const written =
+            plan.counts.submissions === 0
+              ? 0
+              : plan.counts.submissions >= BULK_SUBMISSIONS
+                ? await withSubmissionsIndexRebuilt(trx, () => writer.writeSubmissions(source))
+                : await writer.writeSubmissions(source)
+          if (written !== plan.counts.submissions) throw fileChangedError()
+          for (const table of ['forms', 'pages', 'redirects'] as const) {
+            updated[table] = plan.counts[table] - created[table]
+          }
+          await source.assertUnchanged?.()
+          await also?.(trx, { created, updated })
+        }),
+      ),
     )
   } catch (error) {
     if (error instanceof ImportError) throw error
