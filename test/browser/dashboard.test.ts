@@ -586,4 +586,205 @@ describe.skipIf(!available && !process.env.CI)('the dashboard in a real browser'
     expect(entries).toContainEqual(['system', 'key.expired'])
     await context.close()
   }, 180_000)
+
+  /** Keys with and without an expiry, one of them past it and refused once, and a few changes: what the new screens show. */
+  const furnishSite = async () => {
+    const ada = { email: ADMIN.email }
+    const inAMonth = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10)
+    const { keys, contentAdmin, inbox } = site.ctx.services
+    await keys.createApiKey({ name: 'Marketing website', userEmail: ADMIN.email, expiresAt: inAMonth }, ada)
+    await keys.createApiKey({ name: 'Nightly backup', userEmail: ADMIN.email }, ada)
+    const old = await keys.createApiKey(
+      { name: 'Spring campaign', userEmail: ADMIN.email, expiresAt: inAMonth },
+      ada,
+    )
+    await site.ctx.database.db
+      .updateTable('api_keys')
+      .set({ expires_at: '2024-05-01T00:00:00Z' })
+      .where('id', '=', old.key.id)
+      .execute()
+    expect((await api('/forms', old.plainKey)).status).toBe(401)
+    await contentAdmin.createForm(
+      { title: 'Volunteer sign-up', description: 'Helpers for the summer fair.', isActive: true },
+      ada,
+    )
+    const { items } = await inbox.listPage(
+      { formId: 'form_contact', filter: 'all', sort: 'newest', search: '' },
+      1,
+      5,
+    )
+    await inbox.applyBulk(
+      'form_contact',
+      items.map((item) => item.id),
+      'read',
+      ada,
+    )
+  }
+
+  for (const [device, viewport, prefix] of [
+    ['desktop', DESKTOP, ''],
+    ['phone', PHONE, 'phone-'],
+  ] as const) {
+    it(`shows every new screen within a ${device}'s width: editors, lists with their controls, the inbox table, confirmations, account, keys, audit log and recent activity`, async () => {
+      await furnishSite()
+      const context = await newContext(viewport)
+      const page = await context.newPage()
+      await signIn(page, ADMIN.email, ADMIN.password)
+      /** Each screen fits the screen's width (no sideways scrolling) and is kept as a picture. */
+      const shows = async (name: string) => {
+        expect(await pageWidth(page)).toBeLessThanOrEqual(viewport.width)
+        await screenshot(page, `${prefix}${name}`)
+      }
+
+      await page.goto('/admin/forms/new')
+      await page.getByLabel('Description (optional)').fill('Where visitors ask to be called back.')
+      await page.getByRole('button', { name: 'Create form' }).click()
+      await expect.poll(() => page.getByRole('alert').textContent()).toContain('There is a problem')
+      const title = page.getByLabel('Title')
+      expect(await title.getAttribute('aria-invalid')).toBe('true')
+      expect(await page.locator('#field-title-problem').textContent()).toMatch(/title/i)
+      expect(await page.getByLabel('Description (optional)').inputValue()).toBe(
+        'Where visitors ask to be called back.',
+      )
+      await shows('form-editor')
+
+      await page.goto('/admin/pages/new')
+      await page.getByLabel('Title').fill('Summer fair')
+      await page.getByLabel('Slug').fill('summer-fair')
+      await page.getByLabel('Path').fill('/events/summer-fair')
+      await page.getByLabel('Type').fill('event')
+      await page.getByLabel(/Published/).check()
+      await shows('page-editor')
+
+      await page.goto('/admin/forms')
+      const controls = page.getByRole('search', { name: 'Find forms' })
+      for (const label of ['Search', 'Show', 'Order', 'Per page'])
+        expect(await controls.getByLabel(label, { exact: true }).count()).toBe(1)
+      await controls.getByLabel('Order').selectOption({ label: 'Title, A–Z' })
+      await controls.getByRole('button', { name: 'Apply' }).click()
+      await page.waitForURL(/\/admin\/forms\?.*sort=title/)
+      const titles = await page.locator('tbody tr td[data-label="Title"]').allTextContents()
+      expect(titles).toEqual([...titles].sort((a, b) => a.localeCompare(b)))
+      await shows('forms-search')
+
+      await page.goto('/admin/forms/form_contact/submissions?view=table')
+      const boxes = page.getByRole('checkbox', { name: /^Select the submission of / })
+      expect(await boxes.count()).toBe(20)
+      for (const n of [0, 1, 2]) await boxes.nth(n).check()
+      await shows('inbox-table')
+      await page.getByRole('button', { name: 'Delete', exact: true }).click()
+      await expect.poll(() => page.locator('h1').textContent()).toBe('Delete 3 submissions?')
+      expect(await page.getByRole('button', { name: 'Delete 3 submissions' }).count()).toBe(1)
+      await shows('bulk-delete')
+      await page.getByRole('link', { name: 'Cancel' }).click()
+      await page.waitForURL(/\/admin\/forms\/form_contact\/submissions/)
+
+      await page.goto('/admin/account')
+      expect(await page.locator('h1').textContent()).toBe('Your account')
+      for (const label of ['Current password', 'New password', 'New password again'])
+        expect(await page.getByLabel(label, { exact: true }).count()).toBe(1)
+      await shows('account')
+
+      await page.goto('/admin/keys')
+      const badgeOf = (name: string) => page.locator('tr', { hasText: name }).locator('.badge')
+      expect(await badgeOf('Spring campaign').textContent()).toBe('Expired')
+      expect(await badgeOf('Marketing website').textContent()).toBe('Active')
+      expect(await page.locator('tr', { hasText: 'Nightly backup' }).textContent()).toContain('No expiry')
+      await shows('keys-expiry')
+
+      await page.goto('/admin/audit')
+      expect(await page.locator('tr', { hasText: 'key.expired' }).textContent()).toContain('system')
+      await shows('audit')
+
+      await page.goto('/admin')
+      const recent = page.getByRole('region', { name: 'Recent activity' })
+      expect(await recent.locator('tbody tr').count()).toBeGreaterThan(0)
+      expect(await recent.textContent()).toContain('submissions.updated')
+      await page.evaluate(
+        "document.getElementById('recent-activity').scrollIntoView(); window.scrollBy(0, -24)",
+      )
+      await shows('overview-activity')
+      await context.close()
+    }, 180_000)
+  }
+
+  /** The colours a reader sees: the first opaque background from the body up, and the body's text. */
+  const pageColours = (page: Page) =>
+    page.evaluate<{ background: string; text: string }>(`(() => {
+      let element = document.body
+      let background = ''
+      while (element && background === '') {
+        const colour = getComputedStyle(element).backgroundColor
+        if (colour !== 'transparent' && !/^rgba\\(.*, 0\\)$/.test(colour)) background = colour
+        element = element.parentElement
+      }
+      return { background, text: getComputedStyle(document.body).color }
+    })()`)
+
+  /** WCAG relative luminance of a computed `rgb(r, g, b)` colour: 0 is black, 1 white. */
+  const luminance = (colour: string) => {
+    const channels = colour
+      .match(/\d+(\.\d+)?/g)
+      ?.slice(0, 3)
+      .map(Number)
+    if (channels?.length !== 3) throw new Error(`not an rgb() colour: ${colour}`)
+    const [r, g, b] = channels.map((value) => {
+      const c = value / 255
+      return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4
+    }) as [number, number, number]
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+  }
+
+  it('follows a dark colour scheme: the overview is dark with light text on a desktop and a phone, and light otherwise', async () => {
+    for (const [viewport, name] of [
+      [DESKTOP, 'dark-overview'],
+      [PHONE, 'phone-dark-overview'],
+    ] as const) {
+      const context = await newContext(viewport, { colorScheme: 'dark' })
+      const page = await context.newPage()
+      await signIn(page, ADMIN.email, ADMIN.password)
+      const { background, text } = await pageColours(page)
+      expect(luminance(background)).toBeLessThan(0.05)
+      expect(luminance(text)).toBeGreaterThan(0.6)
+      // WCAG's contrast ratio; 7:1 is its enhanced level for body text.
+      expect((luminance(text) + 0.05) / (luminance(background) + 0.05)).toBeGreaterThanOrEqual(7)
+      expect(await pageWidth(page)).toBeLessThanOrEqual(viewport.width)
+      await screenshot(page, name)
+      await context.close()
+    }
+    const context = await newContext(DESKTOP, { colorScheme: 'light' })
+    const page = await context.newPage()
+    await signIn(page, ADMIN.email, ADMIN.password)
+    const { background, text } = await pageColours(page)
+    expect(luminance(background)).toBeGreaterThan(0.8)
+    expect(luminance(text)).toBeLessThan(0.1)
+    await context.close()
+  }, 120_000)
+
+  it("shows times in the reader's time zone, with the UTC time on hover", async () => {
+    const context = await newContext(DESKTOP, { timezoneId: 'America/New_York', locale: 'en-US' })
+    const page = await context.newPage()
+    await signIn(page, ADMIN.email, ADMIN.password)
+    await page.goto('/admin/audit')
+    const time = page.locator('main time[datetime]').first()
+    const datetime = (await time.getAttribute('datetime')) as string
+    expect(datetime).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/)
+    const utcText = `${datetime.slice(0, 10)} ${datetime.slice(11, 16)} UTC`
+    const shown = await time.textContent()
+    expect(shown).not.toBe(utcText)
+    expect(shown).not.toContain('UTC')
+    // The same format the dashboard's script uses, in New York.
+    const newYork = new Intl.DateTimeFormat('en-US', {
+      year: 'numeric',
+      month: 'short',
+      day: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+      timeZoneName: 'short',
+      timeZone: 'America/New_York',
+    })
+    expect(shown).toBe(newYork.format(new Date(datetime)))
+    expect(await time.getAttribute('title')).toBe(`${datetime.slice(0, 10)} ${datetime.slice(11, 19)} UTC`)
+    await context.close()
+  }, 120_000)
 })
