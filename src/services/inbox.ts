@@ -243,19 +243,19 @@ export function createInboxService(db: Kysely<Database>) {
       })
     },
 
-    /** The selected submissions that belong to the form, oldest first (for a confirmation to list). */
-    async selectedSubmissions(formId: string, ids: readonly string[]): Promise<Submission[]> {
+    /** The selected submissions that belong to the form, in the view's order (for a confirmation to list). */
+    async selectedSubmissions(
+      formId: string,
+      ids: readonly string[],
+      sort: InboxSort = 'newest',
+    ): Promise<Submission[]> {
       if (ids.length > MAX_BULK_IDS)
         throw new ValidationError(`At most ${MAX_BULK_IDS} submissions can be changed at once.`)
       await formExists(formId)
       if (ids.length === 0) return []
-      const rows = await db
-        .selectFrom('submissions')
-        .selectAll()
-        .where('form_id', '=', formId)
-        .where('id', 'in', [...ids])
-        .orderBy('created_at')
-        .orderBy('id')
+      const rows = await ordered(db.selectFrom('submissions').selectAll('submissions'), sort)
+        .where('submissions.form_id', '=', formId)
+        .where('submissions.id', 'in', [...ids])
         .execute()
       return rows.map(presentSubmission)
     },

@@ -206,6 +206,8 @@ describe('the submission inbox', () => {
     expect(asked.body).toContain(`name="ids" value="${ids[0]}"`)
     expect(asked.body).toContain(`name="ids" value="${ids[2]}"`)
     expect(asked.body).toContain('name="view" value="table"')
+    // Listed in the view's order, newest first, as the inbox showed them.
+    expect(asked.body.indexOf(`value="${ids[0]}"`)).toBeLessThan(asked.body.indexOf(`value="${ids[2]}"`))
     // Asking erased nothing and recorded nothing.
     expect(await apiSubmissions(form.id)).toHaveLength(6)
     expect(await auditEntries('submissions.deleted', form.id)).toEqual([])

@@ -25,6 +25,23 @@ describe('the overview', () => {
     expect(textOf({ body: recent })).toContain(user.email)
   })
 
+  it('does not count an expired key among the active ones', async () => {
+    const { client, user } = await signedInClient(ctx.app, ctx.database.db)
+    const card = async () => {
+      const text = textOf(await client.get('/admin'))
+      return Number(/API keys (\d+) active/.exec(text)?.[1])
+    }
+    const before = await card()
+    const { key } = await ctx.services.keys.createApiKey({ name: 'Soon expired', userEmail: user.email })
+    expect(await card()).toBe(before + 1)
+    await ctx.database.db
+      .updateTable('api_keys')
+      .set({ expires_at: '2020-01-01T00:00:00Z' })
+      .where('id', '=', key.id)
+      .execute()
+    expect(await card()).toBe(before)
+  })
+
   it('shows no activity to an editor, who may not read the audit log', async () => {
     const { client } = await signedInClient(ctx.app, ctx.database.db, 'editor')
     const res = await client.get('/admin')

@@ -163,7 +163,7 @@ export function registerSubmissionRoutes(app: FastifyInstance, services: Service
       // Erasing cannot be undone: a bulk delete asks first, listing what it will erase.
       if (action === 'delete' && field(request, 'confirmed') !== 'yes') {
         const form = await services.contentAdmin.getForm(formId)
-        const submissions = await inbox.selectedSubmissions(formId, ids)
+        const submissions = await inbox.selectedSubmissions(formId, ids, view.sort)
         if (submissions.length === 0)
           return done(request, reply, inboxHref(formId, view), {
             kind: 'error',

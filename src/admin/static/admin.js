@@ -35,19 +35,21 @@ for (const input of document.querySelectorAll('input[readonly]')) {
 const summary = document.querySelector('[data-focus]')
 if (summary instanceof HTMLElement) summary.focus()
 
-// Times arrive in UTC; shown in the reader's own zone, with the UTC time kept on hover.
-const localTime = new Intl.DateTimeFormat(undefined, {
-  year: 'numeric',
-  month: 'short',
-  day: 'numeric',
-  hour: '2-digit',
-  minute: '2-digit',
-  timeZoneName: 'short',
-})
+// Times arrive in UTC; shown in the reader's own zone (the date and the time each kept on one
+// line, so a narrow column breaks between them), with the UTC time kept on hover.
+const localDate = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })
+const localClock = new Intl.DateTimeFormat(undefined, { timeStyle: 'short' })
+const localZone = new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' })
+const part = (text) => {
+  const span = document.createElement('span')
+  span.className = 'nowrap'
+  span.textContent = text
+  return span
+}
 for (const element of document.querySelectorAll('time[datetime]')) {
   const at = new Date(element.getAttribute('datetime'))
-  if (!Number.isNaN(at.getTime())) {
-    element.textContent = localTime.format(at)
-    element.classList.add('local')
-  }
+  if (Number.isNaN(at.getTime())) continue
+  const zone = localZone.formatToParts(at).find((piece) => piece.type === 'timeZoneName')?.value ?? ''
+  element.replaceChildren(part(localDate.format(at)), ' ', part(`${localClock.format(at)} ${zone}`.trim()))
+  element.classList.add('local')
 }

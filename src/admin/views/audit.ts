@@ -5,14 +5,25 @@ import { html, type SafeHtml, type SafeUrl } from '../html.js'
 import { emptyState, pagination, table, timestamp } from './components.js'
 import { layout } from './layout.js'
 
-/** A entry's detail as short `name: value` pairs; values are data, escaped like any other. */
+/** How many items of a list (the ids of a bulk change) an entry shows; the rest are counted. */
+const LISTED = 3
+
+/** A value of an entry's detail as text; a long list shows its first items and how many in all. */
+function detailValue(value: unknown): string {
+  if (typeof value === 'string') return value
+  if (Array.isArray(value) && value.length > LISTED)
+    return `${value.slice(0, LISTED).map(detailValue).join(', ')}, … (${value.length} in all)`
+  if (Array.isArray(value)) return value.map(detailValue).join(', ')
+  return JSON.stringify(value)
+}
+
+/** An entry's detail as short `name: value` pairs; values are data, escaped like any other. */
 function detailText(detail: AuditEntry['detail']): SafeHtml {
   if (detail === null) return html`<span class="muted">—</span>`
   const pairs = Object.entries(detail).map(
-    ([name, value]) =>
-      html`<li><span class="muted">${name}:</span> ${typeof value === 'string' ? value : JSON.stringify(value)}</li>`,
+    ([name, value]) => html`<li><span class="muted">${name}:</span> ${detailValue(value)}</li>`,
   )
-  return html`<ul class="plain">${pairs}</ul>`
+  return html`<ul class="plain audit-detail">${pairs}</ul>`
 }
 
 /** Audit entries as a table, newest first: the audit log's body, and the overview's recent activity. */

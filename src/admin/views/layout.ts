@@ -44,7 +44,7 @@ export function layout(input: {
   <a class="brand" href="/admin">Lectern <span>admin</span></a>
   ${navigation(session, input.section)}
   <div class="account">
-    <a class="who" href="/admin/account"${input.section === 'account' ? html` aria-current="page"` : ''} title="Your account"><span class="email">${session.user.email}</span> <span class="role">${ROLE_LABELS[session.user.role]}</span></a>
+    <a class="who" href="/admin/account"${input.section === 'account' ? html` aria-current="page"` : ''} title="Your account"><span class="email">${session.user.email}</span> <span class="role">${ROLE_LABELS[session.user.role]}</span><span class="short">Account</span></a>
     <form method="post" action="/admin/logout">${csrfField(session.csrfToken)}<button type="submit" class="button secondary small">Sign out</button></form>
   </div>
 </header>`
