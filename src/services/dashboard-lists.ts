@@ -5,7 +5,7 @@ import type { Page, PageOf, Redirect } from '../schemas.js'
 import { type AdminForm, toAdminForm } from './content-admin.js'
 import { createFormCounts } from './form-counts.js'
 import { type ApiKeyView, hasExpired } from './keys.js'
-import { byText, checkSearch, containsText, type ListView, offsetOf, viewInMemory } from './listing.js'
+import { byText, checkSearch, containsText, type ListView, pageWindow, viewInMemory } from './listing.js'
 import type { UserView } from './users.js'
 
 /** The filters and orders of each dashboard list; the first of each is its default. */
@@ -61,8 +61,9 @@ const PAGE_ORDERS: Record<PageSort, Order<'pages'>> = {
 /**
  * One numbered page of a query, with the view's total. The page's ids are chosen first, from the
  * indexes alone where the order has one (a deep page of 100,000 redirects skips index entries, not
- * rows), and only those rows are read: a "deferred join", which keeps numbered pages and a jump to
- * any of them without the cost that makes plain OFFSET paging slow.
+ * rows) and from whichever end of the order is nearer (`pageWindow`), and only those rows are read:
+ * a "deferred join", which keeps numbered pages and a jump to any of them without the cost that
+ * makes plain OFFSET paging slow.
  */
 async function numberedPage<T extends 'forms' | 'pages' | 'redirects', Row, Item>(
   db: Kysely<Database>,
@@ -76,21 +77,23 @@ async function numberedPage<T extends 'forms' | 'pages' | 'redirects', Row, Item
   // below only restate `T` for it, and every column named is checked against `Column<T>`.
   type Query<O> = SelectQueryBuilder<Database, T, O>
   const from = () => db.selectFrom(table as 'redirects') as unknown as Query<object>
-  const ordered = <O>(query: Query<O>): Query<O> => {
+  const ordered = <O>(query: Query<O>, reverse = false): Query<O> => {
+    const flip = (direction: 'asc' | 'desc') => (reverse === (direction === 'asc') ? 'desc' : 'asc')
     let out = query
-    for (const [column, direction] of order) out = out.orderBy(column as never, direction)
-    const last = order.at(-1)?.[1] ?? 'asc'
-    return out.orderBy(`${table}.id` as never, last)
+    for (const [column, direction] of order) out = out.orderBy(column as never, flip(direction))
+    return out.orderBy(`${table}.id` as never, flip(order.at(-1)?.[1] ?? 'asc'))
   }
-  const [count, ids] = await Promise.all([
-    scoped(from())
-      .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
-      .executeTakeFirstOrThrow(),
-    ordered(scoped(from()).select(`${table}.id` as never))
-      .limit(view.size)
-      .offset(offsetOf(view))
-      .execute() as Promise<{ id: string }[]>,
-  ])
+  const count = await scoped(from())
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
+    .executeTakeFirstOrThrow()
+  const window = pageWindow(view, Number(count.total))
+  const ids =
+    window.limit === 0
+      ? []
+      : ((await ordered(scoped(from()).select(`${table}.id` as never), window.reverse)
+          .limit(window.limit)
+          .offset(window.offset)
+          .execute()) as { id: string }[])
   const wanted = ids.map((row) => row.id)
   const rows =
     wanted.length === 0

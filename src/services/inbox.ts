@@ -6,7 +6,7 @@ import { NotFoundError, ValidationError } from '../errors.js'
 import type { PageOf, Submission } from '../schemas.js'
 import { now } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
-import { checkSearch, containsPattern } from './listing.js'
+import { checkSearch, containsPattern, pageWindow } from './listing.js'
 
 /** Which submissions of a form the inbox shows. */
 export const INBOX_FILTERS = ['all', 'unread', 'starred'] as const
@@ -114,17 +114,24 @@ export function createInboxService(db: Kysely<Database>) {
      * One numbered page of a view, with the view's total. The filters and the order follow the
      * (form_id, created_at, id) indexes (migrations 001 and 008); a search reads every row of the
      * form (or of its unread or starred ones) and compares its text. The page's ids are chosen first
-     * and only their rows read, so a deep page skips index entries rather than whole rows.
+     * (from whichever end of the order is nearer, see `pageWindow`) and only their rows read, so a
+     * deep page skips index entries rather than whole rows.
      */
     async listPage(view: InboxQuery, page: number, pageSize: number): Promise<PageOf<Submission>> {
       await formExists(view.formId)
-      const [total, ids] = await Promise.all([
-        countView(view),
-        ordered(scoped(db.selectFrom('submissions').select('submissions.id'), view), view.sort)
-          .limit(pageSize)
-          .offset((page - 1) * pageSize)
-          .execute(),
-      ])
+      const total = await countView(view)
+      const window = pageWindow({ page, size: pageSize }, total)
+      const reversed: InboxSort = view.sort === 'newest' ? 'oldest' : 'newest'
+      const ids =
+        window.limit === 0
+          ? []
+          : await ordered(
+              scoped(db.selectFrom('submissions').select('submissions.id'), view),
+              window.reverse ? reversed : view.sort,
+            )
+              .limit(window.limit)
+              .offset(window.offset)
+              .execute()
       const rows =
         ids.length === 0
           ? []

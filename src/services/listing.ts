@@ -78,3 +78,20 @@ export function viewInMemory<T, F extends string, S extends string>(
 
 /** Compares two texts by code point (as the databases' binary collations do), for `viewInMemory`. */
 export const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+/**
+ * Where a numbered page is read from, given the view's total: from the start of the order, or, for
+ * a page in the second half, from the end in the opposite order. Either way the rows skipped are
+ * at most half the list, so the last page of a million costs what the first does, and only a page
+ * in the middle skips half. The page's rows come back in the list's own order once read by id.
+ */
+export function pageWindow(
+  view: Pick<ListView, 'page' | 'size'>,
+  total: number,
+): { reverse: boolean; offset: number; limit: number } {
+  const offset = offsetOf(view)
+  if (offset >= total) return { reverse: false, offset, limit: 0 }
+  const limit = Math.min(view.size, total - offset)
+  const fromEnd = total - offset - limit
+  return offset <= fromEnd ? { reverse: false, offset, limit } : { reverse: true, offset: fromEnd, limit }
+}

@@ -124,6 +124,9 @@ describe('the submission inbox', () => {
     )
     const pageTwo = await admin.get(`/admin/forms/${many.id}/submissions?view=table&size=50&page=2`)
     expect(shownIds(pageTwo)).toHaveLength(10)
+    // The second page is read from the end of the order, and still follows the first, in order.
+    const everyId = (await apiSubmissions(many.id)).map((submission) => submission.id)
+    expect([...shownIds(pageOne), ...shownIds(pageTwo)]).toEqual(everyId)
     const past = await admin.get(`/admin/forms/${many.id}/submissions?size=50&page=9`)
     expect(past.statusCode).toBe(303)
     expect(past.headers.location).toBe(`/admin/forms/${many.id}/submissions?size=50&page=2`)

@@ -2,6 +2,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pageNumbers } from '../../src/admin/views/components.js'
 import { randomBase62 } from '../../src/ids.js'
+import { pageWindow } from '../../src/services/listing.js'
 import { buildApiKey, buildForm, buildPage, buildRedirect, buildSubmission, buildUser } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { type DashboardClient, rowText, signedInClient, textOf } from './support.js'
@@ -28,6 +29,32 @@ describe('dashboard lists', () => {
     expect(pageNumbers(1, 4)).toEqual([1, 2, 3, 4])
     expect(pageNumbers(500, 1000)).toEqual([1, null, 498, 499, 500, 501, 502, null, 1000])
     expect(pageNumbers(4, 9)).toEqual([1, 2, 3, 4, 5, 6, null, 9])
+  })
+
+  it('reads a page in the second half of a list from its end, skipping at most half the list', () => {
+    expect(pageWindow({ page: 1, size: 20 }, 1000)).toEqual({ reverse: false, offset: 0, limit: 20 })
+    expect(pageWindow({ page: 25, size: 20 }, 1000)).toEqual({ reverse: false, offset: 480, limit: 20 })
+    expect(pageWindow({ page: 26, size: 20 }, 1000)).toEqual({ reverse: true, offset: 480, limit: 20 })
+    expect(pageWindow({ page: 50, size: 20 }, 1000)).toEqual({ reverse: true, offset: 0, limit: 20 })
+    // A short last page: its rows are the first ones from the end.
+    expect(pageWindow({ page: 3, size: 20 }, 45)).toEqual({ reverse: true, offset: 0, limit: 5 })
+    expect(pageWindow({ page: 4, size: 20 }, 45)).toEqual({ reverse: false, offset: 60, limit: 0 })
+  })
+
+  it('gives every row of a list exactly once across its pages, in order, in both directions', async () => {
+    const tag = randomBase62(6).toLowerCase()
+    const made = []
+    for (let i = 0; i < 45; i++)
+      made.push(await buildRedirect(ctx.database.db, { fromPath: `/${tag}/${i}`, createdAt: at(i) }))
+    for (const sort of ['oldest', 'newest']) {
+      const seen = []
+      for (const page of [1, 2, 3])
+        seen.push(
+          ...rowIds(await admin.get(`/admin/redirects?q=${tag}&sort=${sort}&page=${page}`), 'redirect'),
+        )
+      const expected = made.map((row) => row.id)
+      expect(seen).toEqual(sort === 'oldest' ? expected : expected.reverse())
+    }
   })
 
   it('searches redirects by either path, filters them by status and sorts them by path', async () => {
