@@ -1,8 +1,11 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ValidationError } from '../errors.js'
+import type { PageOf } from '../schemas.js'
 import type { ListView } from '../services/listing.js'
-import type { Flash } from '../services/sessions.js'
+import type { Flash, SessionService } from '../services/sessions.js'
 import { html, type SafeHtml, type SafeUrl, withQuery } from './html.js'
+import { redirectWithFlash } from './requests.js'
+import { sendPage } from './views/layout.js'
 
 /** A choice of a list's filter or order: the value in the address, and what the select says. */
 export interface Choice<T extends string> {
@@ -159,7 +162,7 @@ export const isNarrowed = <F extends string, S extends string>(
  * goes to the last page, and a malformed one (`abc`, `0`) to the first, each with a message saying
  * so, rather than an empty "Page 3 of 2" or a silent page 1. Undefined when the page is fine.
  */
-export function misplacedPage<F extends string, S extends string>(
+function misplacedPage<F extends string, S extends string>(
   spec: ListSpec<F, S>,
   view: ListView<F, S>,
   request: FastifyRequest,
@@ -190,7 +193,7 @@ export function misplacedPage<F extends string, S extends string>(
  * A list read for a view, or, when the view's search cannot be used (too long, a NUL), the list
  * without the search and the reason, to show above it: a bad search never costs the page.
  */
-export async function listForView<V extends ListView, T>(
+async function listForView<V extends ListView, T>(
   view: V,
   list: (view: V) => Promise<T>,
 ): Promise<{ view: V; result: T; problem?: string }> {
@@ -217,4 +220,29 @@ export function listHeader<F extends string, S extends string>(
   return html`${searchProblem ? html`<div class="alert error" role="alert">${searchProblem}</div>` : ''}
 ${listControls(spec, view, `Find ${many}`)}
 <p class="muted">${total} ${total === 1 ? one : many}${isNarrowed(spec, view) ? ' match' : ''}.</p>`
+}
+
+/**
+ * Answers a list's GET: reads the view the address asks for with `list`, sends a misplaced page on
+ * to the right one with a message, or draws the page with `render`.
+ */
+export async function answerList<F extends string, S extends string, T>(
+  input: {
+    request: FastifyRequest
+    reply: FastifyReply
+    sessions: SessionService
+    spec: ListSpec<F, S>
+    list: (view: ListView<F, S>) => Promise<PageOf<T>>
+  },
+  render: (listed: {
+    view: ListView<F, S>
+    result: PageOf<T>
+    searchProblem: string | undefined
+  }) => SafeHtml | Promise<SafeHtml>,
+): Promise<FastifyReply> {
+  const { request, reply, spec } = input
+  const { view, result, problem } = await listForView(readListView(spec, request.query), input.list)
+  const elsewhere = misplacedPage(spec, view, request, result.total)
+  if (elsewhere) return redirectWithFlash(input.sessions, request, reply, elsewhere.url, elsewhere.flash)
+  return sendPage(reply, await render({ view, result, searchProblem: problem }))
 }

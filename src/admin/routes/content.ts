@@ -4,7 +4,7 @@ import type { Services } from '../../services/index.js'
 import { canManageContent, roleAllows } from '../../services/roles.js'
 import { actorOf } from '../actor.js'
 import { type SafeHtml, url } from '../html.js'
-import { listForView, listHref, misplacedPage, readListView } from '../list-view.js'
+import { answerList, listHref, readListView } from '../list-view.js'
 import { field, flag, PAGE_SIZE, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import {
   deleteFormPage,
@@ -76,20 +76,13 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
 
   app.get('/forms', { config: { access: { read: 'forms:read' } } }, async (request, reply) => {
     const session = signedIn(request)
-    const {
-      view,
-      result: forms,
-      problem,
-    } = await listForView(readListView(FORM_LIST, request.query), services.lists.forms)
-    const elsewhere = misplacedPage(FORM_LIST, view, request, forms.total)
-    if (elsewhere) return done(request, reply, elsewhere.url, elsewhere.flash)
-    return sendPage(
-      reply,
+    const list = { request, reply, sessions: services.sessions, spec: FORM_LIST, list: services.lists.forms }
+    return answerList(list, ({ view, result, searchProblem }) =>
       formsPage({
         session,
         view,
-        forms,
-        ...(problem ? { searchProblem: problem } : {}),
+        forms: result,
+        searchProblem,
         showSubmissions: roleAllows(session.user.role, 'submissions:read'),
         canManage: canManageContent(session.user.role, 'forms:read'),
       }),
@@ -111,20 +104,13 @@ export function registerContentRoutes(app: FastifyInstance, services: Services):
 
   app.get('/pages', { config: { access: { read: 'pages:read' } } }, async (request, reply) => {
     const session = signedIn(request)
-    const {
-      view,
-      result: pages,
-      problem,
-    } = await listForView(readListView(PAGE_LIST, request.query), services.lists.pages)
-    const elsewhere = misplacedPage(PAGE_LIST, view, request, pages.total)
-    if (elsewhere) return done(request, reply, elsewhere.url, elsewhere.flash)
-    return sendPage(
-      reply,
+    const list = { request, reply, sessions: services.sessions, spec: PAGE_LIST, list: services.lists.pages }
+    return answerList(list, ({ view, result, searchProblem }) =>
       pagesPage({
         session,
         view,
-        pages,
-        ...(problem ? { searchProblem: problem } : {}),
+        pages: result,
+        searchProblem,
         canManage: canManageContent(session.user.role, 'pages:read'),
       }),
     )

@@ -2,15 +2,18 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ValidationError } from '../../errors.js'
-import { viewKeys } from '../../services/dashboard-lists.js'
+import { type KeyFilter, type KeySort, viewKeys } from '../../services/dashboard-lists.js'
 import type { Services } from '../../services/index.js'
+import type { ListView } from '../../services/listing.js'
 import { actorOf } from '../actor.js'
 import { url } from '../html.js'
-import { listForView, misplacedPage, readListView } from '../list-view.js'
+import { answerList } from '../list-view.js'
 import { field, pathParam, redirectWithFlash, seeOther, signedIn } from '../requests.js'
 import { SESSION_COOKIE } from '../security.js'
 import { KEY_LIST, keyCreatedPage, keysPage, newKeyPage, revokeKeyPage } from '../views/keys.js'
 import { sendPage } from '../views/layout.js'
+
+type KeyView = ListView<KeyFilter, KeySort>
 
 /** Organization → API keys: global admins only. */
 export function registerKeyRoutes(app: FastifyInstance, services: Services): void {
@@ -18,21 +21,15 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
 
   app.get('/keys', { config: access }, async (request, reply) => {
     const all = await services.keys.listApiKeys()
-    const { view, result, problem } = await listForView(
-      readListView(KEY_LIST, request.query),
-      async (asked) => viewKeys(all, asked),
-    )
-    const elsewhere = misplacedPage(KEY_LIST, view, request, result.total)
-    if (elsewhere) return redirectWithFlash(services.sessions, request, reply, elsewhere.url, elsewhere.flash)
-    return sendPage(
+    const list = {
+      request,
       reply,
-      keysPage({
-        session: signedIn(request),
-        view,
-        keys: result,
-        anyKeys: all.length > 0,
-        ...(problem ? { searchProblem: problem } : {}),
-      }),
+      sessions: services.sessions,
+      spec: KEY_LIST,
+      list: async (view: KeyView) => viewKeys(all, view),
+    }
+    return answerList(list, ({ view, result, searchProblem }) =>
+      keysPage({ session: signedIn(request), view, keys: result, anyKeys: all.length > 0, searchProblem }),
     )
   })
 

@@ -13,7 +13,7 @@ import type { RedirectChange } from '../../services/redirects.js'
 import { canManageContent } from '../../services/roles.js'
 import { actorOf } from '../actor.js'
 import { url } from '../html.js'
-import { listForView, listHref, misplacedPage, readListView } from '../list-view.js'
+import { answerList, listHref, readListView } from '../list-view.js'
 import { field, flag, PAGE_SIZE, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { sendPage } from '../views/layout.js'
 import {
@@ -63,21 +63,25 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
 
   app.get('/redirects', READ, async (request, reply) => {
     const session = signedIn(request)
-    const [{ view, result: redirects, problem }, chains] = await Promise.all([
-      listForView(readListView(REDIRECT_LIST, request.query), services.lists.redirects),
-      services.redirects.findChains(),
-    ])
-    const elsewhere = misplacedPage(REDIRECT_LIST, view, request, redirects.total)
-    if (elsewhere) return done(request, reply, elsewhere.url, elsewhere.flash)
-    return sendPage(
+    // The chain report is read meanwhile; the list waits for it only to draw the page (a page sent
+    // elsewhere never waits, so a failure is handled here too, not left unhandled).
+    const chains = services.redirects.findChains()
+    chains.catch(() => undefined)
+    const list = {
+      request,
       reply,
+      sessions: services.sessions,
+      spec: REDIRECT_LIST,
+      list: services.lists.redirects,
+    }
+    return answerList(list, async ({ view, result, searchProblem }) =>
       redirectsPage({
         session,
         view,
-        redirects,
-        chains,
+        redirects: result,
+        chains: await chains,
         canManage: canManageContent(session.user.role, 'redirects:read'),
-        ...(problem ? { searchProblem: problem } : {}),
+        searchProblem,
       }),
     )
   })

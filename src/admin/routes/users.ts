@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ValidationError } from '../../errors.js'
-import { viewUsers } from '../../services/dashboard-lists.js'
+import { type UserFilter, type UserSort, viewUsers } from '../../services/dashboard-lists.js'
 import type { Services } from '../../services/index.js'
+import type { ListView } from '../../services/listing.js'
 import type { Role } from '../../services/roles.js'
 import type { UserView } from '../../services/users.js'
 import { actorOf } from '../actor.js'
 import { url } from '../html.js'
-import { listForView, misplacedPage, readListView } from '../list-view.js'
+import { answerList } from '../list-view.js'
 import { field, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { sendPage } from '../views/layout.js'
 import {
@@ -24,6 +25,8 @@ const ROLE_CHANGES: Record<Role, string> = {
   editor: 'an editor: their API keys read forms, pages and redirects, no longer submissions',
   viewer: 'a viewer: their API keys read pages and redirects only',
 }
+
+type UserListView = ListView<UserFilter, UserSort>
 
 /** Organization → Users: global admins only. */
 export function registerUserRoutes(app: FastifyInstance, services: Services): void {
@@ -68,21 +71,21 @@ export function registerUserRoutes(app: FastifyInstance, services: Services): vo
 
   app.get('/users', { config: access }, async (request, reply) => {
     const [all, keys] = await Promise.all([services.users.listUsers(), services.keys.countKeysByCreator()])
-    const { view, result, problem } = await listForView(
-      readListView(USER_LIST, request.query),
-      async (asked) => viewUsers(all, asked),
-    )
-    const elsewhere = misplacedPage(USER_LIST, view, request, result.total)
-    if (elsewhere) return redirectWithFlash(services.sessions, request, reply, elsewhere.url, elsewhere.flash)
-    return sendPage(
+    const list = {
+      request,
       reply,
+      sessions: services.sessions,
+      spec: USER_LIST,
+      list: async (view: UserListView) => viewUsers(all, view),
+    }
+    return answerList(list, ({ view, result, searchProblem }) =>
       usersPage({
         session: signedIn(request),
         view,
         users: result,
         lastAdmin: lastAdminId(all),
         keys,
-        ...(problem ? { searchProblem: problem } : {}),
+        searchProblem,
       }),
     )
   })

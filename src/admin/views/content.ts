@@ -68,7 +68,7 @@ export function formsPage(input: {
   session: AdminSession
   view: ListView<FormFilter, FormSort>
   forms: PageOf<AdminForm>
-  searchProblem?: string
+  searchProblem?: string | undefined
   /** Whether the user reads submissions (and so sees counts and links to them). */
   showSubmissions: boolean
   canManage: boolean
@@ -136,7 +136,7 @@ export function pagesPage(input: {
   view: ListView<PageFilter, PageSort>
   pages: PageOf<Page>
   canManage: boolean
-  searchProblem?: string
+  searchProblem?: string | undefined
 }): SafeHtml {
   const { session, pages, canManage, view } = input
   const columns = ['Title', 'Path', 'Type', 'Status', ...(canManage ? ['Actions'] : [])]

@@ -75,7 +75,7 @@ export function keysPage(input: {
   keys: PageOf<ApiKeyView>
   /** Whether any key exists at all (the view may show none of them). */
   anyKeys: boolean
-  searchProblem?: string
+  searchProblem?: string | undefined
 }): SafeHtml {
   const { session, view, anyKeys } = input
   const keys = input.keys.items

@@ -86,7 +86,7 @@ export function redirectsPage(input: {
   chains: RedirectChainsReport
   canManage: boolean
   /** Why the typed search was not used, when it was not. */
-  searchProblem?: string
+  searchProblem?: string | undefined
 }): SafeHtml {
   const { session, redirects, canManage, view } = input
   const csrf = session.csrfToken

@@ -111,7 +111,7 @@ export function usersPage(input: {
   /** The one enabled global admin, when there is exactly one (see `lastAdminId`). */
   lastAdmin: string | undefined
   keys: Map<string, KeyCounts>
-  searchProblem?: string
+  searchProblem?: string | undefined
 }): SafeHtml {
   const { session, view, lastAdmin } = input
   const users = input.users.items
