@@ -3,13 +3,17 @@
 //
 //   node bench/import-memory.mjs [--records 1000000] [--kinds form,page,redirect,submission]
 //                                [--dialect sqlite|postgres|both] [--lectern <checkout with dist/>]
+//                                [--breakdown]
 //
 // Each kind gets an NDJSON file of its own in a temporary directory and a fresh database (a SQLite
 // file, or a PostgreSQL schema selected through `search_path` as the tests do). The import runs as a
 // child process under `/usr/bin/time -v`, whose "Maximum resident set size" is the peak RSS.
+// `--breakdown` also samples `process.memoryUsage()` inside the import every 100 ms and prints, at
+// the sample with the highest RSS, how much was the JavaScript heap and how much memory outside it
+// (array buffers, such as the importer's packed string tables), to tell which one to work on.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs'
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -21,6 +25,7 @@ const { values: options } = parseArgs({
     kinds: { type: 'string', default: 'form,page,redirect,submission' },
     dialect: { type: 'string', default: 'sqlite' },
     lectern: { type: 'string', default: resolve(import.meta.dirname, '..') },
+    breakdown: { type: 'boolean', default: false },
     postgres: {
       type: 'string',
       default: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
@@ -56,11 +61,28 @@ async function writeFile(path, kind) {
   await once(out, 'finish')
 }
 
+/** Preloaded into the import with `--breakdown`: writes the sample with the highest RSS on exit. */
+const SAMPLER = `import { writeFileSync } from 'node:fs'
+let peak = { rss: 0 }
+setInterval(() => {
+  const usage = process.memoryUsage()
+  if (usage.rss > peak.rss) peak = usage
+}, 100).unref()
+process.on('exit', () => writeFileSync(process.env.LECTERN_MEMORY_SAMPLE, JSON.stringify(peak)))
+`
+
 /** Runs the import under `/usr/bin/time -v`; peak RSS in MiB, seconds, and the exit status. */
 async function measure(file, databaseUrl) {
   const started = process.hrtime.bigint()
+  const sample = join(dir, 'memory-sample.json')
+  const breakdown = options.breakdown
+    ? {
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${join(dir, 'sampler.mjs')}`.trim(),
+        LECTERN_MEMORY_SAMPLE: sample,
+      }
+    : {}
   const child = spawn('/usr/bin/time', ['-v', lectern, 'import', file], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', ...breakdown },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stderr = ''
@@ -82,8 +104,15 @@ async function measure(file, databaseUrl) {
           .filter((line) => !line.startsWith('\t'))
           .slice(0, 5)
           .join(' | ')
+  const mib = (bytes) => Math.round(bytes / 2 ** 20)
+  let atPeak
+  if (options.breakdown) {
+    const usage = JSON.parse(readFileSync(sample, 'utf8'))
+    atPeak = { heapMiB: mib(usage.heapTotal), outsideHeapMiB: mib(usage.external) }
+  }
   return {
     peakMiB: Math.round(kib / 1024),
+    atPeak,
     seconds: Math.round(seconds * 10) / 10,
     code,
     failure,
@@ -92,6 +121,7 @@ async function measure(file, databaseUrl) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'lectern-import-memory-'))
+if (options.breakdown) writeFileSync(join(dir, 'sampler.mjs'), SAMPLER)
 const results = []
 try {
   for (const kind of kinds) {
@@ -112,7 +142,7 @@ try {
       await drop()
       results.push({ kind, dialect, records: count, ...result })
       console.log(
-        `${kind.padEnd(10)} ${dialect.padEnd(8)} ${String(count).padStart(8)} records  peak RSS ${String(result.peakMiB).padStart(5)} MiB  ${String(result.seconds).padStart(6)} s${result.failure ? `  FAILED (exit ${result.code}): ${result.failure}` : ''}`,
+        `${kind.padEnd(10)} ${dialect.padEnd(8)} ${String(count).padStart(8)} records  peak RSS ${String(result.peakMiB).padStart(5)} MiB  ${String(result.seconds).padStart(6)} s${result.atPeak ? `  (at the peak: heap ${result.atPeak.heapMiB} MiB, outside it ${result.atPeak.outsideHeapMiB} MiB)` : ''}${result.failure ? `  FAILED (exit ${result.code}): ${result.failure}` : ''}`,
       )
     }
     rmSync(file, { force: true })
