@@ -3,7 +3,12 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { CsvError, parse } from 'csv-parse'
 import { stringify } from 'csv-stringify/sync'
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely'
-import { withBulkContentWrites, withCheckpointInWorker } from '../db/bulk-writes.js'
+import {
+  ANALYZE_AFTER_ROWS,
+  refreshStatistics,
+  withBulkContentWrites,
+  withCheckpointInWorker,
+} from '../db/bulk-writes.js'
 import { UniqueViolationError } from '../db/errors.js'
 import { takeLock } from '../db/locks.js'
 import { presentRedirect } from '../db/repositories/content.js'
@@ -357,8 +362,15 @@ export function createRedirectService(db: Kysely<Database>) {
     })
   }
 
-  /** Runs a write of many redirects, whose commit leaves SQLite's checkpoint to a worker thread. */
-  const bulkCommit = <T>(work: () => Promise<T>) => withCheckpointInWorker(db, work)
+  /**
+   * Runs a write of many redirects, whose commit leaves SQLite's checkpoint to a worker thread;
+   * `changed` says how many rows it changed, so that PostgreSQL's statistics follow a large one.
+   */
+  const bulkCommit = async <T>(work: () => Promise<T>, changed: (result: T) => number): Promise<T> => {
+    const result = await withCheckpointInWorker(db, work)
+    if (changed(result) >= ANALYZE_AFTER_ROWS) await refreshStatistics(db, ['redirects'])
+    return result
+  }
 
   let analysed: { version: number; report: Omit<RedirectChainsReport, 'state'> } | undefined
   let analysing: { version: number; report: Promise<Omit<RedirectChainsReport, 'state'>> } | undefined
@@ -529,73 +541,75 @@ export function createRedirectService(db: Kysely<Database>) {
      * one hop. Returns how many redirects changed.
      */
     flattenChains: (actor: Actor = 'cli'): Promise<number> =>
-      bulkCommit(() =>
-        optimistic(
-          async (reader) => {
-            const graph = new RedirectGraph()
-            for await (const rows of redirectBatches(reader, { activeOnly: true }))
-              for (const row of rows) graph.add(row.from_path, row.to_path)
-            return flatteningYielding(await resolveYielding(graph))
-          },
-          async (trx, updates) => {
-            const timestamp = now()
-            // Redirects that end at the same place (every link of one long chain) share one statement
-            // per batch; the rest get their own destination through a CASE, in small batches, as a
-            // CASE costs each row one comparison per branch.
-            const byDestination = new Map<string, string[]>()
-            for (const [index, { fromPath, toPath }] of updates.entries()) {
-              if (index % ROWS_PER_TURN === ROWS_PER_TURN - 1) await nextTurn()
-              const sources = byDestination.get(toPath)
-              if (sources) sources.push(fromPath)
-              else byDestination.set(toPath, [fromPath])
-            }
-            const singles: { fromPath: string; toPath: string }[] = []
-            for (const [toPath, sources] of byDestination) {
-              if (sources.length === 1) {
-                singles.push({ fromPath: sources[0] as string, toPath })
-                continue
+      bulkCommit(
+        () =>
+          optimistic(
+            async (reader) => {
+              const graph = new RedirectGraph()
+              for await (const rows of redirectBatches(reader, { activeOnly: true }))
+                for (const row of rows) graph.add(row.from_path, row.to_path)
+              return flatteningYielding(await resolveYielding(graph))
+            },
+            async (trx, updates) => {
+              const timestamp = now()
+              // Redirects that end at the same place (every link of one long chain) share one statement
+              // per batch; the rest get their own destination through a CASE, in small batches, as a
+              // CASE costs each row one comparison per branch.
+              const byDestination = new Map<string, string[]>()
+              for (const [index, { fromPath, toPath }] of updates.entries()) {
+                if (index % ROWS_PER_TURN === ROWS_PER_TURN - 1) await nextTurn()
+                const sources = byDestination.get(toPath)
+                if (sources) sources.push(fromPath)
+                else byDestination.set(toPath, [fromPath])
               }
-              for (let i = 0; i < sources.length; i += WRITE_BATCH) {
+              const singles: { fromPath: string; toPath: string }[] = []
+              for (const [toPath, sources] of byDestination) {
+                if (sources.length === 1) {
+                  singles.push({ fromPath: sources[0] as string, toPath })
+                  continue
+                }
+                for (let i = 0; i < sources.length; i += WRITE_BATCH) {
+                  await trx
+                    .updateTable('redirects')
+                    .set({ to_path: toPath, updated_at: timestamp })
+                    .where('from_path', 'in', sources.slice(i, i + WRITE_BATCH))
+                    .execute()
+                  await nextTurn()
+                }
+              }
+              for (let i = 0; i < singles.length; i += CASE_BATCH) {
+                const batch = singles.slice(i, i + CASE_BATCH)
+                const destinations = sql.join(
+                  batch.map(
+                    (update) => sql`when ${sql.ref('from_path')} = ${update.fromPath} then ${update.toPath}`,
+                  ),
+                  sql` `,
+                )
                 await trx
                   .updateTable('redirects')
-                  .set({ to_path: toPath, updated_at: timestamp })
-                  .where('from_path', 'in', sources.slice(i, i + WRITE_BATCH))
+                  .set({
+                    to_path: sql<string>`case ${destinations} else ${sql.ref('to_path')} end`,
+                    updated_at: timestamp,
+                  })
+                  .where(
+                    'from_path',
+                    'in',
+                    batch.map((update) => update.fromPath),
+                  )
                   .execute()
                 await nextTurn()
               }
-            }
-            for (let i = 0; i < singles.length; i += CASE_BATCH) {
-              const batch = singles.slice(i, i + CASE_BATCH)
-              const destinations = sql.join(
-                batch.map(
-                  (update) => sql`when ${sql.ref('from_path')} = ${update.fromPath} then ${update.toPath}`,
-                ),
-                sql` `,
-              )
-              await trx
-                .updateTable('redirects')
-                .set({
-                  to_path: sql<string>`case ${destinations} else ${sql.ref('to_path')} end`,
-                  updated_at: timestamp,
+              if (updates.length > 0)
+                await recordAudit(trx, {
+                  actor,
+                  action: 'redirects.flattened',
+                  target: 'redirects',
+                  detail: { changed: updates.length },
                 })
-                .where(
-                  'from_path',
-                  'in',
-                  batch.map((update) => update.fromPath),
-                )
-                .execute()
-              await nextTurn()
-            }
-            if (updates.length > 0)
-              await recordAudit(trx, {
-                actor,
-                action: 'redirects.flattened',
-                target: 'redirects',
-                detail: { changed: updates.length },
-              })
-            return updates.length
-          },
-        ),
+              return updates.length
+            },
+          ),
+        (changed) => changed,
       ),
 
     /**
@@ -637,117 +651,120 @@ export function createRedirectService(db: Kysely<Database>) {
         if (inFile.size % ROWS_PER_TURN === 0) await nextTurn()
         inFile.set(row.value.fromPath, row)
       }
-      return bulkCommit(() =>
-        optimistic(
-          async (reader) => {
-            // Loops count inactive redirects too: activating one later must not be able to close a loop.
-            // Both graphs number the paths in one table: each path is stored and looked up once.
-            const all = new RedirectGraph()
-            const active = new RedirectGraph(all.paths)
-            const add = (fromPath: string, toPath: string, isActive: boolean) => {
-              const from = all.paths.intern(fromPath)
-              const to = all.paths.intern(toPath)
-              all.addNodes(from, to)
-              if (isActive) active.addNodes(from, to)
-            }
-            for await (const batch of redirectBatches(reader)) {
-              for (const row of batch) {
-                if (!inFile.has(row.from_path)) add(row.from_path, row.to_path, Number(row.is_active) === 1)
+      return bulkCommit(
+        () =>
+          optimistic(
+            async (reader) => {
+              // Loops count inactive redirects too: activating one later must not be able to close a loop.
+              // Both graphs number the paths in one table: each path is stored and looked up once.
+              const all = new RedirectGraph()
+              const active = new RedirectGraph(all.paths)
+              const add = (fromPath: string, toPath: string, isActive: boolean) => {
+                const from = all.paths.intern(fromPath)
+                const to = all.paths.intern(toPath)
+                all.addNodes(from, to)
+                if (isActive) active.addNodes(from, to)
               }
-            }
-            for (const [index, { value }] of valid.entries()) {
-              if (index % ROWS_PER_TURN === 0) await nextTurn()
-              add(value.fromPath, value.toPath, value.isActive)
-            }
-            await resolveYielding(all)
-            const found = [...problems]
-            for (const loop of all.loops()) {
-              const row = loop
-                .slice(0, -1)
-                .map((path) => inFile.get(path))
-                .filter((candidate) => candidate !== undefined)
-                .sort((a, b) => a.line - b.line)[0]
-              // A loop among stored redirects alone predates this file; refusing it would not fix it.
-              if (row === undefined) continue
-              found.push({
-                line: row.line,
-                text: `line ${row.line}: this would make a redirect loop (${describeLoop(loop, row.value.fromPath)})`,
-              })
-            }
-            if (found.length > 0) throw importError(found.sort((a, b) => a.line - b.line).map((p) => p.text))
-            await resolveYielding(active)
-            return active.chainCount()
-          },
-          async (trx, chainCount) => {
-            const timestamp = now()
-            const result = { created: 0, updated: 0, unchanged: 0, chainCount }
-            const changed: Row[] = []
-            for (let i = 0; i < valid.length; i += WRITE_BATCH) {
-              // SQLite answers synchronously: without a turn between statements nothing else would run.
-              await nextTurn()
-              const batch = valid.slice(i, i + WRITE_BATCH)
-              const existing = new Map(
-                (
-                  await trx
-                    .selectFrom('redirects')
-                    .select(['from_path', 'to_path', 'type', 'is_active'])
-                    .where(
-                      'from_path',
-                      'in',
-                      batch.map(({ value }) => value.fromPath),
-                    )
-                    .execute()
-                ).map((row) => [row.from_path, row]),
-              )
-              for (const { value } of batch) {
-                const current = existing.get(value.fromPath)
-                const row: Row = {
-                  id: newId('redirect'),
-                  from_path: value.fromPath,
-                  to_path: value.toPath,
-                  type: value.type,
-                  is_active: flag(value.isActive),
-                  created_at: timestamp,
-                  updated_at: timestamp,
+              for await (const batch of redirectBatches(reader)) {
+                for (const row of batch) {
+                  if (!inFile.has(row.from_path)) add(row.from_path, row.to_path, Number(row.is_active) === 1)
                 }
-                if (!current) result.created++
-                else if (
-                  current.to_path === row.to_path &&
-                  current.type === row.type &&
-                  Number(current.is_active) === row.is_active
-                ) {
-                  result.unchanged++
-                  continue
-                } else result.updated++
-                changed.push(row)
               }
-            }
-            // New rows are inserted and changed ones updated in the same statement, keyed on from_path;
-            // a changed row keeps its id and creation time.
-            for (let i = 0; i < changed.length; i += WRITE_BATCH) {
-              await trx
-                .insertInto('redirects')
-                .values(changed.slice(i, i + WRITE_BATCH))
-                .onConflict((conflict) =>
-                  conflict.column('from_path').doUpdateSet((eb) => ({
-                    to_path: eb.ref('excluded.to_path'),
-                    type: eb.ref('excluded.type'),
-                    is_active: eb.ref('excluded.is_active'),
-                    updated_at: eb.ref('excluded.updated_at'),
-                  })),
+              for (const [index, { value }] of valid.entries()) {
+                if (index % ROWS_PER_TURN === 0) await nextTurn()
+                add(value.fromPath, value.toPath, value.isActive)
+              }
+              await resolveYielding(all)
+              const found = [...problems]
+              for (const loop of all.loops()) {
+                const row = loop
+                  .slice(0, -1)
+                  .map((path) => inFile.get(path))
+                  .filter((candidate) => candidate !== undefined)
+                  .sort((a, b) => a.line - b.line)[0]
+                // A loop among stored redirects alone predates this file; refusing it would not fix it.
+                if (row === undefined) continue
+                found.push({
+                  line: row.line,
+                  text: `line ${row.line}: this would make a redirect loop (${describeLoop(loop, row.value.fromPath)})`,
+                })
+              }
+              if (found.length > 0)
+                throw importError(found.sort((a, b) => a.line - b.line).map((p) => p.text))
+              await resolveYielding(active)
+              return active.chainCount()
+            },
+            async (trx, chainCount) => {
+              const timestamp = now()
+              const result = { created: 0, updated: 0, unchanged: 0, chainCount }
+              const changed: Row[] = []
+              for (let i = 0; i < valid.length; i += WRITE_BATCH) {
+                // SQLite answers synchronously: without a turn between statements nothing else would run.
+                await nextTurn()
+                const batch = valid.slice(i, i + WRITE_BATCH)
+                const existing = new Map(
+                  (
+                    await trx
+                      .selectFrom('redirects')
+                      .select(['from_path', 'to_path', 'type', 'is_active'])
+                      .where(
+                        'from_path',
+                        'in',
+                        batch.map(({ value }) => value.fromPath),
+                      )
+                      .execute()
+                  ).map((row) => [row.from_path, row]),
                 )
-                .execute()
-              await nextTurn()
-            }
-            await recordAudit(trx, {
-              actor,
-              action: 'redirects.imported',
-              target: 'redirects',
-              detail: { ...result },
-            })
-            return result
-          },
-        ),
+                for (const { value } of batch) {
+                  const current = existing.get(value.fromPath)
+                  const row: Row = {
+                    id: newId('redirect'),
+                    from_path: value.fromPath,
+                    to_path: value.toPath,
+                    type: value.type,
+                    is_active: flag(value.isActive),
+                    created_at: timestamp,
+                    updated_at: timestamp,
+                  }
+                  if (!current) result.created++
+                  else if (
+                    current.to_path === row.to_path &&
+                    current.type === row.type &&
+                    Number(current.is_active) === row.is_active
+                  ) {
+                    result.unchanged++
+                    continue
+                  } else result.updated++
+                  changed.push(row)
+                }
+              }
+              // New rows are inserted and changed ones updated in the same statement, keyed on from_path;
+              // a changed row keeps its id and creation time.
+              for (let i = 0; i < changed.length; i += WRITE_BATCH) {
+                await trx
+                  .insertInto('redirects')
+                  .values(changed.slice(i, i + WRITE_BATCH))
+                  .onConflict((conflict) =>
+                    conflict.column('from_path').doUpdateSet((eb) => ({
+                      to_path: eb.ref('excluded.to_path'),
+                      type: eb.ref('excluded.type'),
+                      is_active: eb.ref('excluded.is_active'),
+                      updated_at: eb.ref('excluded.updated_at'),
+                    })),
+                  )
+                  .execute()
+                await nextTurn()
+              }
+              await recordAudit(trx, {
+                actor,
+                action: 'redirects.imported',
+                target: 'redirects',
+                detail: { ...result },
+              })
+              return result
+            },
+          ),
+        ({ created, updated }) => created + updated,
       )
     },
   }

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { withCheckpointInWorker } from '../../src/db/bulk-writes.js'
+import { ANALYZE_AFTER_ROWS, withCheckpointInWorker } from '../../src/db/bulk-writes.js'
 import type { Database } from '../../src/db/tables.js'
 import type { RedirectService } from '../../src/services/redirects.js'
 import { createRedirectService } from '../../src/services/redirects.js'
@@ -112,5 +112,24 @@ describe.runIf(TEST_DIALECT === 'sqlite')("SQLite's checkpoint after a bulk writ
     ).rows
     expect(result?.log).toBe(result?.checkpointed)
     expect(await autocheckpoint()).toBe(1000)
+  })
+})
+
+describe.runIf(TEST_DIALECT === 'postgres')("PostgreSQL's statistics after a bulk write", () => {
+  /** What the planner believes the table holds: `ANALYZE` sets it, in the same transaction. */
+  const plannedRows = async () =>
+    Number(
+      (
+        await sql<{ reltuples: number }>`select reltuples from pg_class
+          where oid = to_regclass(current_schema() || '.redirects')`.execute(db)
+      ).rows[0]?.reltuples,
+    )
+
+  it('are refreshed after a CSV import of many redirects, not after a small one', async () => {
+    await redirects.importCsv(chainCsv('few', 3))
+    const afterSmall = await plannedRows()
+    await redirects.importCsv(chainCsv('many', ANALYZE_AFTER_ROWS))
+    expect(afterSmall).toBeLessThan(3)
+    expect(await plannedRows()).toBe(ANALYZE_AFTER_ROWS + 3)
   })
 })

@@ -1,5 +1,7 @@
 import { type Insertable, type Kysely, type OnConflictBuilder, sql, type Transaction } from 'kysely'
 import {
+  ANALYZE_AFTER_ROWS,
+  refreshStatistics,
   withBulkContentWrites,
   withCheckpointInWorker,
   withSubmissionsIndexRebuilt,
@@ -89,6 +91,8 @@ export async function writeImport(
     }
     throw error
   }
+  const changed = CONTENT_TABLES.filter((table) => plan.counts[table] >= ANALYZE_AFTER_ROWS)
+  if (changed.length > 0) await refreshStatistics(db, changed)
   return { created, updated }
 }
 
