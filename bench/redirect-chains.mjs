@@ -8,7 +8,9 @@
 //                                  [--lectern <checkout with dist/>]
 //
 // Runs the built server (`npm run build` first), of this checkout or the one `--lectern` names (to
-// compare two builds). Numbers are printed, never asserted.
+// compare two builds). Numbers are printed, never asserted. To see what holds the event loop, the
+// server can be run with BENCH_CPU_PROF=<dir> (a CPU profile), BENCH_TRACE_GC=1 (the collector's
+// pauses in its log) or BENCH_PRELOAD=<module> (a module of your own, e.g. one timing statements).
 import { spawn } from 'node:child_process'
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -135,9 +137,12 @@ try {
   await lectern(['users', 'create', '--email', EMAIL, '--role', 'global_admin'], PASSWORD)
 
   const port = await freePort()
-  const profile = process.env.BENCH_CPU_PROF
-    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
-    : []
+  const profile = [
+    ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+    // The collector's pauses, in the server's log, to tell them from the server's own work.
+    ...(process.env.BENCH_TRACE_GC ? ['--trace-gc'] : []),
+    ...(process.env.BENCH_PRELOAD ? ['--import', process.env.BENCH_PRELOAD] : []),
+  ]
   server = spawn(process.execPath, [...profile, '--import', monitor, BIN, 'serve', '--port', String(port)], {
     env,
     stdio: ['ignore', openSync(serverLog, 'w'), 'inherit'],
