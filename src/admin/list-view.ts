@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ValidationError } from '../errors.js'
 import type { PageOf } from '../schemas.js'
-import type { ListView } from '../services/listing.js'
+import { type ListView, MAX_SEARCH_LENGTH } from '../services/listing.js'
 import type { Flash, SessionService } from '../services/sessions.js'
 import { html, type SafeHtml, type SafeUrl, withQuery } from './html.js'
 import { redirectWithFlash } from './requests.js'
@@ -35,9 +35,6 @@ export interface ListSpec<F extends string, S extends string> {
 /** The page sizes of every dashboard list; the first is the default. */
 export const PAGE_SIZES = [20, 50, 100] as const
 
-/** The longest search a list accepts: anything longer names nothing and costs a scan. */
-export const MAX_LIST_SEARCH = 200
-
 const first = <T>(items: readonly T[]): T => {
   const item = items[0]
   if (item === undefined) throw new Error('a list spec offers at least one choice of each')
@@ -46,8 +43,8 @@ const first = <T>(items: readonly T[]): T => {
 
 /**
  * The view a query string asks for. Values outside the choices fall back to the defaults rather than
- * failing, so an old or hand-edited bookmark still opens the list; the search is trimmed and cut to
- * `MAX_LIST_SEARCH` (the service refuses characters no text holds).
+ * failing, so an old or hand-edited bookmark still opens the list; the search is trimmed (the service
+ * refuses one too long or holding characters no text holds, and the list says so).
  */
 export function readListView<F extends string, S extends string>(
   spec: ListSpec<F, S>,
@@ -62,19 +59,13 @@ export function readListView<F extends string, S extends string>(
     (choices.find((choice) => choice.value === value) ?? first(choices)).value
   const size = spec.sizes.find((option) => String(option) === text('size')) ?? first(spec.sizes)
   return {
-    search: text('q').trim().slice(0, MAX_LIST_SEARCH),
+    search: text('q').trim(),
     filter: pick(spec.filters, text('filter')),
     sort: pick(spec.sorts, text('sort')),
     size,
     page: /^[1-9][0-9]{0,8}$/.test(text('page')) ? Number(text('page')) : 1,
   }
 }
-
-/** `readListView` of a request's query string. */
-export const listViewOf = <F extends string, S extends string>(
-  spec: ListSpec<F, S>,
-  request: FastifyRequest,
-): ListView<F, S> => readListView(spec, request.query)
 
 /** The view's parameters for an address; defaults are left out, so the plain address is the default view. */
 function listParams<F extends string, S extends string>(spec: ListSpec<F, S>, view: ListView<F, S>) {
@@ -138,7 +129,7 @@ export function listControls<F extends string, S extends string>(
       : ''
   return html`<form method="get" action="${spec.base}" class="filters" role="search" aria-label="${caption}">
   <div class="field"><label for="${id('q')}">Search</label>
-  <input id="${id('q')}" name="q" type="search" value="${view.search}" maxlength="${MAX_LIST_SEARCH}" placeholder="${spec.searchHint}"></div>
+  <input id="${id('q')}" name="q" type="search" value="${view.search}" maxlength="${MAX_SEARCH_LENGTH}" placeholder="${spec.searchHint}"></div>
   ${filter}
   <div class="field"><label for="${id('sort')}">Order</label>
   <select id="${id('sort')}" name="sort">${options(spec.sorts, view.sort)}</select></div>

@@ -140,6 +140,8 @@ describe('dashboard lists', () => {
     expect(res.statusCode).toBe(200)
     expect(textOf(res)).toContain('The search must not contain NUL')
     expect(textOf(res)).toContain('The search was not used.')
+    const long = await admin.get(`/admin/users?q=${'a'.repeat(201)}`)
+    expect(textOf(long)).toContain('The search must be at most 200 characters. The search was not used.')
   })
 
   it('comes back to the same view after switching a redirect off from it', async () => {
