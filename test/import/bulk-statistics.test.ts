@@ -23,6 +23,15 @@ const plannedRows = async (table: string) =>
     ).rows[0]?.reltuples,
   )
 
+/** How many of `table`'s pages PostgreSQL's visibility map marks all-visible: `VACUUM` sets it. */
+const visiblePages = async (table: string) =>
+  Number(
+    (
+      await sql<{ relallvisible: number }>`select relallvisible from pg_class
+        where oid = to_regclass(current_schema() || '.' || ${table})`.execute(opened.db)
+    ).rows[0]?.relallvisible,
+  )
+
 describe.runIf(TEST_DIALECT === 'postgres')('an import of many records on PostgreSQL', () => {
   it('refreshes the statistics of the tables it filled, so the planner knows they are large', async () => {
     const path = join(opened.dir, 'forms.ndjson')
@@ -35,6 +44,8 @@ describe.runIf(TEST_DIALECT === 'postgres')('an import of many records on Postgr
     )
     await opened.importer.importFile(path)
     expect(await plannedRows('forms')).toBe(ANALYZE_AFTER_ROWS)
+    // Vacuumed too, so that index-only scans need not read every new row from the table.
+    expect(await visiblePages('forms')).toBeGreaterThan(0)
     // One page is no reason to analyse the pages.
     expect(await plannedRows('pages')).toBeLessThan(1)
   })
