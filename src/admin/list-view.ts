@@ -32,6 +32,11 @@ export interface ListSpec<F extends string, S extends string> {
   noun: readonly [one: string, many: string]
 }
 
+/** The choices most lists share: everything, and the two orders by age. */
+export const ALL = { value: 'all', label: 'All' } as const satisfies Choice<'all'>
+export const OLDEST_FIRST = { value: 'oldest', label: 'Oldest first' } as const satisfies Choice<'oldest'>
+export const NEWEST_FIRST = { value: 'newest', label: 'Newest first' } as const satisfies Choice<'newest'>
+
 /** The page sizes of every dashboard list; the first is the default. */
 export const PAGE_SIZES = [20, 50, 100] as const
 

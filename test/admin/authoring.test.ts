@@ -1,26 +1,11 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Form, Page } from '../../src/schemas.js'
 import { buildApiKey, buildForm, buildPage, buildSubmission } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { expectList, GENEROUS_LIMITS, request, TIMESTAMP } from '../security-suite.js'
 import { type DashboardClient, rowText, signedInClient, textOf } from './support.js'
-
-interface ApiForm {
-  id: string
-  title: string
-  description: string | null
-}
-
-interface ApiPage {
-  id: string
-  title: string
-  slug: string
-  path: string
-  pageType: string
-  isPublished: boolean
-  publishedAt: string | null
-}
 
 /** The markup of the editor field whose control has id `field-<name>`: its label, hint, problem and control. */
 function fieldMarkup(res: LightMyRequestResponse, name: string): string {
@@ -63,9 +48,9 @@ describe('authoring forms and pages in the dashboard', () => {
 
   const db = () => ctx.database.db
   const apiForms = async (query = '') =>
-    expectList<ApiForm>(await request(app, `/api/v1/forms?pageSize=100${query}`, apiKey)).data
+    expectList<Form>(await request(app, `/api/v1/forms?pageSize=100${query}`, apiKey)).data
   const apiPages = async (query = '') =>
-    expectList<ApiPage>(await request(app, `/api/v1/page-builder?pageSize=100${query}`, apiKey)).data
+    expectList<Page>(await request(app, `/api/v1/page-builder?pageSize=100${query}`, apiKey)).data
   /** Every audit entry about forms and pages, oldest first. */
   const contentAudit = async () =>
     (await ctx.services.audit.recent(10_000)).filter((entry) => /^(form|page)\./.test(entry.action)).reverse()

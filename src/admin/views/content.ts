@@ -5,7 +5,17 @@ import type { FormFilter, FormSort, PageFilter, PageSort } from '../../services/
 import type { ListView } from '../../services/listing.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { html, type SafeHtml, url } from '../html.js'
-import { isNarrowed, type ListSpec, listHeader, listHref, listViewFields, PAGE_SIZES } from '../list-view.js'
+import {
+  ALL,
+  isNarrowed,
+  type ListSpec,
+  listHeader,
+  listHref,
+  listViewFields,
+  NEWEST_FIRST,
+  OLDEST_FIRST,
+  PAGE_SIZES,
+} from '../list-view.js'
 import {
   badge,
   confirmation,
@@ -26,14 +36,14 @@ import { layout } from './layout.js'
 export const FORM_LIST: ListSpec<FormFilter, FormSort> = {
   base: url`/admin/forms`,
   filters: [
-    { value: 'all', label: 'All' },
+    ALL,
     { value: 'active', label: 'Active' },
     { value: 'inactive', label: 'Inactive' },
     { value: 'unread', label: 'With unread submissions' },
   ],
   sorts: [
-    { value: 'oldest', label: 'Oldest first' },
-    { value: 'newest', label: 'Newest first' },
+    OLDEST_FIRST,
+    NEWEST_FIRST,
     { value: 'title', label: 'Title, A–Z' },
     { value: 'updated', label: 'Recently changed' },
   ],
@@ -45,14 +55,10 @@ export const FORM_LIST: ListSpec<FormFilter, FormSort> = {
 /** The pages list's search, filters and orders; the default is the API's order, oldest first. */
 export const PAGE_LIST: ListSpec<PageFilter, PageSort> = {
   base: url`/admin/pages`,
-  filters: [
-    { value: 'all', label: 'All' },
-    { value: 'published', label: 'Published' },
-    { value: 'draft', label: 'Drafts' },
-  ],
+  filters: [ALL, { value: 'published', label: 'Published' }, { value: 'draft', label: 'Drafts' }],
   sorts: [
-    { value: 'oldest', label: 'Oldest first' },
-    { value: 'newest', label: 'Newest first' },
+    OLDEST_FIRST,
+    NEWEST_FIRST,
     { value: 'title', label: 'Title, A–Z' },
     { value: 'path', label: 'Path, A–Z' },
     { value: 'updated', label: 'Recently changed' },

@@ -4,7 +4,15 @@ import { type ApiKeyView, hasExpired } from '../../services/keys.js'
 import type { ListView } from '../../services/listing.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { html, type SafeHtml, url } from '../html.js'
-import { type ListSpec, listHeader, listHref, PAGE_SIZES } from '../list-view.js'
+import {
+  ALL,
+  type ListSpec,
+  listHeader,
+  listHref,
+  NEWEST_FIRST,
+  OLDEST_FIRST,
+  PAGE_SIZES,
+} from '../list-view.js'
 import {
   badge,
   confirmation,
@@ -30,15 +38,15 @@ const STATUS_BADGES = {
 export const KEY_LIST: ListSpec<KeyFilter, KeySort> = {
   base: url`/admin/keys`,
   filters: [
-    { value: 'all', label: 'All' },
+    ALL,
     { value: 'active', label: 'Active' },
     { value: 'inactive', label: 'Inactive' },
     { value: 'expired', label: 'Expired' },
     { value: 'revoked', label: 'Revoked' },
   ],
   sorts: [
-    { value: 'newest', label: 'Newest first' },
-    { value: 'oldest', label: 'Oldest first' },
+    NEWEST_FIRST,
+    OLDEST_FIRST,
     { value: 'name', label: 'Name, A–Z' },
     { value: 'last-used', label: 'Last used' },
   ],

@@ -6,7 +6,17 @@ import type { RedirectAnswer } from '../../services/redirect-matcher.js'
 import { CSV_COLUMNS, describeChain, type RedirectChainsReport } from '../../services/redirects.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { html, type SafeHtml, url } from '../html.js'
-import { isNarrowed, type ListSpec, listHeader, listHref, listViewFields, PAGE_SIZES } from '../list-view.js'
+import {
+  ALL,
+  isNarrowed,
+  type ListSpec,
+  listHeader,
+  listHref,
+  listViewFields,
+  NEWEST_FIRST,
+  OLDEST_FIRST,
+  PAGE_SIZES,
+} from '../list-view.js'
 import {
   badge,
   confirmation,
@@ -27,14 +37,10 @@ const TYPE_LABELS = { permanent: 'Permanent (301)', temporary: 'Temporary (302)'
 /** The redirects list's search, filters and orders; the default is the API's order, oldest first. */
 export const REDIRECT_LIST: ListSpec<RedirectFilter, RedirectSort> = {
   base: url`/admin/redirects`,
-  filters: [
-    { value: 'all', label: 'All' },
-    { value: 'active', label: 'Active' },
-    { value: 'inactive', label: 'Inactive' },
-  ],
+  filters: [ALL, { value: 'active', label: 'Active' }, { value: 'inactive', label: 'Inactive' }],
   sorts: [
-    { value: 'oldest', label: 'Oldest first' },
-    { value: 'newest', label: 'Newest first' },
+    OLDEST_FIRST,
+    NEWEST_FIRST,
     { value: 'from', label: 'From path, A–Z' },
     { value: 'to', label: 'To path, A–Z' },
   ],

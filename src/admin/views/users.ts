@@ -6,7 +6,7 @@ import { ROLES, type Role } from '../../services/roles.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { MIN_PASSWORD_LENGTH, type UserView } from '../../services/users.js'
 import { html, type SafeHtml, url } from '../html.js'
-import { type ListSpec, listHeader, listHref, PAGE_SIZES } from '../list-view.js'
+import { type ListSpec, listHeader, listHref, NEWEST_FIRST, OLDEST_FIRST, PAGE_SIZES } from '../list-view.js'
 import {
   badge,
   confirmation,
@@ -49,8 +49,8 @@ export const USER_LIST: ListSpec<UserFilter, UserSort> = {
   ],
   sorts: [
     { value: 'email', label: 'Email, A–Z' },
-    { value: 'newest', label: 'Newest first' },
-    { value: 'oldest', label: 'Oldest first' },
+    NEWEST_FIRST,
+    OLDEST_FIRST,
     { value: 'role', label: 'Role' },
   ],
   sizes: PAGE_SIZES,
