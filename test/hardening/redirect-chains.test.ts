@@ -61,7 +61,9 @@ describe('a 100,000-link redirect chain', { timeout: 240_000 }, () => {
    * it is still under way: they must answer all the same), with `/healthz` asked alongside.
    */
   async function servePagesUntilAnalysed() {
-    let firstList: string | undefined
+    // The list and the overview are asked at once: the import's message goes to whichever the
+    // session serves first, so both first pages are kept.
+    let firstPages: string | undefined
     for (let attempt = 0; attempt < 120; attempt++) {
       const [list, overview, health] = await Promise.all([
         page('/admin/redirects'),
@@ -70,9 +72,9 @@ describe('a 100,000-link redirect chain', { timeout: 240_000 }, () => {
       ])
       expect([list.status, overview.status, health]).toEqual([200, 200, 200])
       expect(list.text).toContain(`Page 1 of ${LINKS / 20}`)
-      firstList ??= list.text
+      firstPages ??= list.text + overview.text
       const analysing = ['Checking the redirects for chains', 'the latest changes are still being checked']
-      if (!analysing.some((phrase) => list.text.includes(phrase))) return { list, overview, firstList }
+      if (!analysing.some((phrase) => list.text.includes(phrase))) return { list, overview, firstPages }
       await sleep(250)
     }
     throw new Error('the chain analysis never finished')
@@ -105,8 +107,9 @@ describe('a 100,000-link redirect chain', { timeout: 240_000 }, () => {
       return servePagesUntilAnalysed()
     })
     expectChainReported(result)
-    // The first page served after the import carried its message.
-    expect(result.firstList).toContain(`Imported: ${LINKS} created, 0 updated, 0 unchanged.`)
+    // The first page served after the import carried its message, once.
+    expect(result.firstPages.split('Imported: ').length).toBe(2)
+    expect(result.firstPages).toContain(`Imported: ${LINKS} created, 0 updated, 0 unchanged.`)
     if (process.env.SHOW_STALLS) console.log('worst event-loop stall (ms)', maxMs)
     expect(maxMs).toBeLessThan(MAX_STALL_MS)
   })
