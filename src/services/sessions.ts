@@ -329,10 +329,21 @@ export function createSessionService(db: Kysely<Database>, options: SessionOptio
         return null
       }
       const touch = idle >= LAST_SEEN_RESOLUTION_MS
-      if (touch || row.flash !== null) {
-        await db
+      let flash: string | null = null
+      if (row.flash !== null) {
+        // Taken only if it is still there: of two pages of one session asked at once, one shows it.
+        const taken = await db
           .updateTable('admin_sessions')
           .set({ flash: null, ...(touch ? { last_seen_at: stamp(current) } : {}) })
+          .where('id', '=', id)
+          .where('flash', '=', row.flash)
+          .executeTakeFirst()
+        if (taken.numUpdatedRows > 0n) flash = row.flash
+      }
+      if (touch && flash === null) {
+        await db
+          .updateTable('admin_sessions')
+          .set({ last_seen_at: stamp(current) })
           .where('id', '=', id)
           .execute()
       }
@@ -340,7 +351,7 @@ export function createSessionService(db: Kysely<Database>, options: SessionOptio
         id,
         csrfToken: row.csrf_token,
         user: { id: row.user_id, email: row.email, role: row.role },
-        flash: readFlash(row.flash),
+        flash: readFlash(flash),
       }
     },
 
