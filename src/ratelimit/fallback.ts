@@ -1,4 +1,10 @@
-import { HOUR_MS, type LimiterStatus, type RateLimitDecision, type RateLimiter } from './limiter.js'
+import {
+  type Charge,
+  HOUR_MS,
+  type LimiterStatus,
+  type RateLimitDecision,
+  type RateLimiter,
+} from './limiter.js'
 import type { MemoryRateLimiter, WindowCount } from './memory.js'
 import type { RedisRateLimiter } from './redis.js'
 
@@ -49,6 +55,16 @@ class KnownWindows {
     }
   }
 
+  /**
+   * Lowers the known count of `windowStart`'s window by one request taken back, so the floor sent
+   * with the next request does not charge it again.
+   */
+  refunded(key: string, windowStart: number): void {
+    const known = this.windows.get(key)
+    if (known !== undefined && known.windowStart === windowStart && known.count > 0)
+      this.windows.set(key, { windowStart, count: known.count - 1 })
+  }
+
   entries(): IterableIterator<[string, WindowCount]> {
     return this.windows.entries()
   }
@@ -73,8 +89,8 @@ export class FallbackRateLimiter implements RateLimiter {
   private readonly known: KnownWindows
 
   constructor(
-    private readonly shared: Pick<RedisRateLimiter, 'consumeCounted' | 'close'>,
-    private readonly local: Pick<MemoryRateLimiter, 'consume' | 'peek' | 'seed' | 'close'>,
+    private readonly shared: Pick<RedisRateLimiter, 'consumeCounted' | 'refund' | 'close'>,
+    private readonly local: Pick<MemoryRateLimiter, 'consume' | 'refund' | 'peek' | 'seed' | 'close'>,
     private readonly options: FallbackOptions,
   ) {
     this.known = new KnownWindows(options.maxKnownKeys ?? 10_000)
@@ -97,6 +113,12 @@ export class FallbackRateLimiter implements RateLimiter {
       this.switchTo('local', error)
       return this.consumeLocally(key)
     }
+  }
+
+  /** Takes the request back from the store that counted it, whichever counts now. */
+  async refund(key: string, charge: Charge): Promise<void> {
+    this.known.refunded(key, charge.windowStart)
+    await (charge.store === 'redis' ? this.shared.refund(key, charge) : this.local.refund(key, charge))
   }
 
   async close(): Promise<void> {

@@ -48,6 +48,7 @@ export function createRateLimiter(
   )
   return {
     consume: (key) => limiter.consume(key),
+    refund: (key, charge) => limiter.refund(key, charge),
     status: () => limiter.status(),
     async close() {
       await limiter.close()

@@ -9,6 +9,18 @@ export interface RateLimitDecision {
   resetAt: number
   /** Seconds to wait before retrying; set only when `allowed` is false. */
   retryAfter?: number
+  /** What `refund` needs to take this request back; set only when `allowed` is true. */
+  charge?: Charge
+}
+
+/**
+ * One allowed request as a store recorded it: when (by the store's clock) and in which hourly
+ * window. Opaque to callers, who only hand it back to `refund`.
+ */
+export interface Charge {
+  store: 'memory' | 'redis'
+  at: number
+  windowStart: number
 }
 
 export interface RateLimits {
@@ -22,6 +34,14 @@ export interface RateLimits {
  */
 export interface RateLimiter {
   consume(key: string): Promise<RateLimitDecision>
+  /**
+   * Takes back a request `consume` allowed, for a caller that charged before it knew whether the
+   * request should count (the API counts a known key while its lookup runs, and a key found revoked
+   * meanwhile must not have used quota). Undoes the hourly count if the window it was made in is
+   * still current, and frees its place in the burst log. Never throws: a charge that cannot be
+   * taken back (the store is unreachable) stays, which errs towards the limit.
+   */
+  refund(key: string, charge: Charge): Promise<void>
   /** Where counting happens now: `fallback` is true while a shared store is unreachable. */
   status(): LimiterStatus
   close(): Promise<void>

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import type { RateLimitDecision } from './limiter.js'
 import { MemoryRateLimiter } from './memory.js'
 
 const T0 = Date.UTC(2030, 0, 1)
@@ -15,6 +16,12 @@ function limiterAt(limits: { perHour: number; perSecond: number }) {
     },
     take: (key = 'key_a') => limiter.consumeSync(key),
   }
+}
+
+/** The charge of an allowed request, which `refund` takes back. */
+function chargeOf(decision: RateLimitDecision) {
+  if (!decision.charge) throw new Error('the request was not charged')
+  return decision.charge
 }
 
 describe('MemoryRateLimiter', () => {
@@ -181,5 +188,68 @@ describe('MemoryRateLimiter', () => {
     at(HOUR)
     limiter.seed('key_b', { windowStart: T0 - 60_000, count: 9 })
     expect(take('key_b')).toMatchObject({ allowed: true, remaining: 9 })
+  })
+
+  describe('refund', () => {
+    it('gives back the hourly count of a request taken back', () => {
+      const { limiter, take } = limiterAt({ perHour: 3, perSecond: 100 })
+      take()
+      const second = take()
+      expect(second.remaining).toBe(1)
+      limiter.refundSync('key_a', chargeOf(second))
+      expect(take().remaining).toBe(1)
+      expect(take()).toMatchObject({ allowed: true, remaining: 0 })
+      expect(take().allowed).toBe(false)
+    })
+
+    it('frees the place of a request taken back in a full burst log, at once', () => {
+      const { limiter, take, at } = limiterAt({ perHour: 100, perSecond: 3 })
+      const charges = [0, 10, 20].map((ms) => {
+        at(ms)
+        return chargeOf(take())
+      })
+      at(30)
+      expect(take().allowed).toBe(false)
+      limiter.refundSync('key_a', charges[1])
+      expect(take().allowed).toBe(true)
+      expect(take().allowed).toBe(false)
+      // The oldest left is still the one at 0 ms: the log frees again when it is a second old.
+      at(1000)
+      expect(take().allowed).toBe(true)
+      expect(take().allowed).toBe(false)
+    })
+
+    it('frees a place in a burst log that wrapped around', () => {
+      const { limiter, take, at } = limiterAt({ perHour: 100, perSecond: 3 })
+      for (const ms of [0, 10, 20, 1000, 1010]) {
+        at(ms)
+        expect(take().allowed).toBe(true)
+      }
+      at(1020)
+      const refunded = take()
+      expect(refunded.allowed).toBe(true)
+      at(1021)
+      expect(take().allowed).toBe(false)
+      limiter.refundSync('key_a', chargeOf(refunded))
+      expect(take().allowed).toBe(true)
+      expect(take().allowed).toBe(false)
+      at(2000)
+      expect(take().allowed).toBe(true)
+    })
+
+    it('leaves a later hourly window alone when the refunded request was made in an earlier one', () => {
+      const { limiter, take, at } = limiterAt({ perHour: 5, perSecond: 100 })
+      const old = chargeOf(take())
+      at(HOUR)
+      take()
+      limiter.refundSync('key_a', old)
+      expect(take().remaining).toBe(3)
+    })
+
+    it('charges nothing for refused requests, so there is nothing to refund', () => {
+      const { take } = limiterAt({ perHour: 1, perSecond: 100 })
+      expect(take().charge).toBeDefined()
+      expect(take().charge).toBeUndefined()
+    })
   })
 })

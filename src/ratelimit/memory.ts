@@ -1,4 +1,5 @@
 import {
+  type Charge,
   HOUR_MS,
   type LimiterStatus,
   type RateLimitDecision,
@@ -57,6 +58,7 @@ export class MemoryRateLimiter implements RateLimiter {
       remaining: Math.max(0, perHour - state.count),
       resetAt: Math.ceil(windowEnd / 1000),
       ...(retryAfterMs === undefined ? {} : { retryAfter: Math.max(1, Math.ceil(retryAfterMs / 1000)) }),
+      ...(allowed ? { charge: { store: 'memory' as const, at: now, windowStart: state.windowStart } } : {}),
     })
     if (state.count >= perHour) return decision(false, windowEnd - now)
     if (state.recent.length === perSecond) {
@@ -71,6 +73,24 @@ export class MemoryRateLimiter implements RateLimiter {
       state.next = (state.next + 1) % perSecond
     }
     return decision(true)
+  }
+
+  async refund(key: string, charge: Charge): Promise<void> {
+    this.refundSync(key, charge)
+  }
+
+  refundSync(key: string, charge: Charge): void {
+    const state = this.states.get(key)
+    if (state === undefined) return
+    if (state.windowStart === charge.windowStart && state.count > 0) state.count -= 1
+    // The log back in oldest-first order without the refunded time; `next` = 0 then points at the
+    // oldest again, and pushes append the newest, as they do before the log first fills.
+    const ordered = [...state.recent.slice(state.next), ...state.recent.slice(0, state.next)]
+    const index = ordered.indexOf(charge.at)
+    if (index === -1) return
+    ordered.splice(index, 1)
+    state.recent = ordered
+    state.next = 0
   }
 
   /** The key's current hourly window, if it has one that has not ended. */

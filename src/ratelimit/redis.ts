@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis'
 import {
+  type Charge,
   HOUR_MS,
   type LimiterStatus,
   type RateLimitDecision,
@@ -17,7 +18,7 @@ import type { WindowCount } from './memory.js'
  * clock-aligned window). ARGV[5..6] are the instance's last-known window for the key (start,
  * count; 0 when it knows none): a floor, so that a Redis that lost its data (a restart without
  * persistence) resumes from what the instance saw instead of granting a fresh hour.
- * Returns {allowed, count, windowStart, retryAfterMs}.
+ * Returns {allowed, count, windowStart, retryAfterMs, now}.
  */
 const CONSUME_SCRIPT = `
 local t = redis.call('TIME')
@@ -40,12 +41,12 @@ if floorCount > count and now < floorStart + hourMs then
   count = floorCount
 end
 if count >= perHour then
-  return {0, count, start, start + hourMs - now}
+  return {0, count, start, start + hourMs - now, now}
 end
 if redis.call('LLEN', KEYS[2]) >= perSecond then
   local oldest = tonumber(redis.call('LINDEX', KEYS[2], perSecond - 1))
   if now - oldest < secondMs then
-    return {0, count, start, oldest + secondMs - now}
+    return {0, count, start, oldest + secondMs - now, now}
   end
 end
 count = count + 1
@@ -54,13 +55,28 @@ redis.call('PEXPIREAT', KEYS[1], start + hourMs)
 redis.call('LPUSH', KEYS[2], now)
 redis.call('LTRIM', KEYS[2], 0, perSecond - 1)
 redis.call('PEXPIRE', KEYS[2], secondMs * 2)
-return {1, count, start, 0}
+return {1, count, start, 0, now}
 `
 
-type ConsumeReply = [number, number, number, number]
+/**
+ * Takes back one allowed request: the hourly count, if the window it was charged in (ARGV[2]) is
+ * still the key's window, and its time (ARGV[1]) in the burst log. Keys that are gone stay gone,
+ * so a refund never creates one.
+ */
+const REFUND_SCRIPT = `
+local window = redis.call('HMGET', KEYS[1], 'start', 'count')
+if tonumber(window[1]) == tonumber(ARGV[2]) and tonumber(window[2]) > 0 then
+  redis.call('HINCRBY', KEYS[1], 'count', -1)
+end
+redis.call('LREM', KEYS[2], 1, ARGV[1])
+return 1
+`
+
+type ConsumeReply = [number, number, number, number, number]
 
 interface RedisWithConsume extends Redis {
   lecternConsume(hourKey: string, burstKey: string, ...args: number[]): Promise<ConsumeReply>
+  lecternRefund(hourKey: string, burstKey: string, at: string, windowStart: string): Promise<number>
 }
 
 /** What one request cost in Redis: the decision, and the key's window as Redis now has it. */
@@ -76,11 +92,13 @@ export class RedisRateLimiter implements RateLimiter {
   constructor(
     redis: Redis,
     private readonly limits: RateLimits,
-    private readonly prefix = 'lectern:rl:',
+    /** What every Redis key of this limiter starts with. */
+    readonly prefix = 'lectern:rl:',
   ) {
     if (!('lecternConsume' in redis)) {
       // defineCommand sends EVALSHA and falls back to EVAL once if the script is not cached yet.
       redis.defineCommand('lecternConsume', { numberOfKeys: 2, lua: CONSUME_SCRIPT })
+      redis.defineCommand('lecternRefund', { numberOfKeys: 2, lua: REFUND_SCRIPT })
     }
     this.redis = redis as RedisWithConsume
   }
@@ -95,11 +113,10 @@ export class RedisRateLimiter implements RateLimiter {
    */
   async consumeCounted(key: string, floor?: WindowCount): Promise<CountedDecision> {
     const { perHour, perSecond } = this.limits
-    // The hash tag keeps both keys of one API key in the same Redis Cluster slot.
-    const base = `${this.prefix}{${key}}`
-    const [allowed, count, start, retryAfterMs] = await this.redis.lecternConsume(
-      `${base}:h`,
-      `${base}:s`,
+    const [hourKey, burstKey] = this.keysOf(key)
+    const [allowed, count, start, retryAfterMs, now] = await this.redis.lecternConsume(
+      hourKey,
+      burstKey,
       perHour,
       perSecond,
       HOUR_MS,
@@ -113,10 +130,32 @@ export class RedisRateLimiter implements RateLimiter {
         limit: perHour,
         remaining: Math.max(0, perHour - count),
         resetAt: Math.ceil((start + HOUR_MS) / 1000),
-        ...(allowed === 1 ? {} : { retryAfter: Math.max(1, Math.ceil(retryAfterMs / 1000)) }),
+        ...(allowed === 1
+          ? { charge: { store: 'redis' as const, at: now, windowStart: start } }
+          : { retryAfter: Math.max(1, Math.ceil(retryAfterMs / 1000)) }),
       },
       window: { windowStart: start, count },
     }
+  }
+
+  async refund(key: string, charge: Charge): Promise<void> {
+    try {
+      await this.refundOrThrow(key, charge)
+    } catch {
+      // Unreachable: the charge stays, erring towards the limit (see `RateLimiter.refund`).
+    }
+  }
+
+  /** `refund`, but saying when Redis could not be reached. */
+  async refundOrThrow(key: string, charge: Charge): Promise<void> {
+    const [hourKey, burstKey] = this.keysOf(key)
+    await this.redis.lecternRefund(hourKey, burstKey, String(charge.at), String(charge.windowStart))
+  }
+
+  /** The hash tag keeps both keys of one API key in the same Redis Cluster slot. */
+  private keysOf(key: string): [string, string] {
+    const base = `${this.prefix}{${key}}`
+    return [`${base}:h`, `${base}:s`]
   }
 
   status(): LimiterStatus {

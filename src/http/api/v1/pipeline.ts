@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { LRUCache } from 'lru-cache'
 import { ApiError } from '../../../errors.js'
 import type { RateLimitDecision, RateLimiter } from '../../../ratelimit/limiter.js'
-import type { KeyService } from '../../../services/keys.js'
+import { hashApiKey, type KeyService } from '../../../services/keys.js'
 import { type Permission, roleAllows } from '../../../services/roles.js'
 
 declare module 'fastify' {
@@ -65,17 +66,18 @@ export function registerApiPipeline(
   },
 ): void {
   app.decorateRequest('apiKey', null)
+  const authenticateAndCount = keyCheckAndCount(deps.keys, deps.limiter)
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const readMethod = READ_METHODS.has(request.method)
-    let key: { keyId: string; role: string; contentVersion: number }
+    let checked: { key: AuthenticatedKey; decision: RateLimitDecision }
     try {
-      key = await authenticate(request, deps.keys)
+      checked = await authenticateAndCount(request.headers.authorization)
     } catch (error) {
       if (!readMethod && error instanceof ApiError) throw methodNotAllowed(request.method)
       throw error
     }
-    const decision = await deps.limiter.consume(key.keyId)
+    const { key, decision } = checked
     deps.usage?.count(key.keyId, !decision.allowed)
     reply.headers({
       'X-RateLimit-Limit': decision.limit,
@@ -161,8 +163,56 @@ function unknownParametersWarning(request: FastifyRequest): string | undefined {
     : `unknown query parameters ${named.join(', ')}${more} ignored`
 }
 
-async function authenticate(request: FastifyRequest, keys: KeyService) {
-  const token = readBearerToken(request.headers.authorization)
+type AuthenticatedKey = { keyId: string; role: string; contentVersion: number }
+
+/** How many tokens' key ids are remembered for counting early (~150 bytes each). */
+const KNOWN_TOKENS = 10_000
+
+/**
+ * Authenticates a request and counts it against its key's limits. With a shared store (Redis) the
+ * two are network round trips, and a token that was valid the last time this instance saw it is
+ * counted *while* its key is looked up, under the key id it had — one wait instead of two in a row.
+ * Every guarantee of doing them in turn holds:
+ * - the answer still waits for a lookup that started after the request arrived, so a revoked,
+ *   deactivated, expired or demoted key is refused (or narrowed) on the very next request;
+ * - a request the lookup refuses is taken back (`refund`) before it is answered, so a refused
+ *   request uses no quota; until then the extra count can only make another request *of the same
+ *   refused key* wait, and that key is refused anyway;
+ * - only tokens seen valid are counted early, so an unknown token never creates a key in Redis;
+ * - the count itself is the same single atomic script, so shared limits stay exact.
+ * A token's key id never changes (a key is found by its hash), so a remembered id is never wrong,
+ * only possibly of a key since revoked — which the lookup decides. With the in-memory store,
+ * counting costs no wait and the two run in turn as before.
+ */
+function keyCheckAndCount(keys: KeyService, limiter: RateLimiter) {
+  const knownKeyIds = new LRUCache<string, string>({ max: KNOWN_TOKENS })
+  return async (authorization: string | undefined) => {
+    const token = readBearerToken(authorization)
+    if (limiter.status().store !== 'redis') {
+      const key = await authenticate(token, keys)
+      return { key, decision: await limiter.consume(key.keyId) }
+    }
+    const hash = hashApiKey(token)
+    const known = knownKeyIds.get(hash)
+    if (known === undefined) {
+      const key = await authenticate(token, keys)
+      knownKeyIds.set(hash, key.keyId)
+      return { key, decision: await limiter.consume(key.keyId) }
+    }
+    const [checked, counted] = await Promise.allSettled([authenticate(token, keys), limiter.consume(known)])
+    const charge = counted.status === 'fulfilled' ? counted.value.charge : undefined
+    if (checked.status === 'rejected') {
+      knownKeyIds.delete(hash)
+      if (charge) await limiter.refund(known, charge)
+      throw checked.reason
+    }
+    const key = checked.value
+    if (counted.status === 'rejected') throw counted.reason
+    return { key, decision: counted.value }
+  }
+}
+
+async function authenticate(token: string, keys: KeyService): Promise<AuthenticatedKey> {
   const check = await keys.checkApiKey(token)
   if (check.status === 'invalid') {
     throw new ApiError('invalid_api_key', 'The provided API key is invalid or has been revoked', {
