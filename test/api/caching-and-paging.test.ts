@@ -4,7 +4,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ImportError } from '../../src/services/import/index.js'
 import { runCli } from '../cli/run-cli.js'
-import { buildApiKey, buildForm, buildRedirect } from '../factories.js'
+import { buildApiKey, buildForm, buildRedirect, buildSubmission } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
 
 const GENEROUS = { perHour: 1_000_000, perSecond: 1_000_000 }
@@ -101,6 +101,64 @@ describe('cached responses and entity tags', () => {
     expect(await redirectPaths()).not.toContain('/ok')
     await buildRedirect(ctx.database.db, { fromPath: '/after-refusal' })
     expect(await redirectPaths()).toContain('/after-refusal')
+  })
+
+  /**
+   * Renames a form and then puts the content version back where it was: a response built before
+   * still carries the old title, so whichever title a list shows tells a cached body from a fresh one.
+   */
+  async function renameBehindTheCache(id: string, title: string): Promise<void> {
+    const { version } = await ctx.database.db
+      .selectFrom('content_version')
+      .select('version')
+      .where('id', '=', 1)
+      .executeTakeFirstOrThrow()
+    await ctx.database.db.updateTable('forms').set({ title }).where('id', '=', id).execute()
+    await ctx.database.db.updateTable('content_version').set({ version }).where('id', '=', 1).execute()
+  }
+  const titleOf = async (url: string, id: string) =>
+    (await get(url)).json().data.find((form: { id: string }) => form.id === id)?.title
+
+  it('serves a page asked for a second time from the cache from then on', async () => {
+    const form = await buildForm(ctx.database.db, { title: 'Asked twice' })
+    const url = '/api/v1/forms?pageSize=97'
+    expect(await titleOf(url, form.id)).toBe('Asked twice')
+    expect(await titleOf(url, form.id)).toBe('Asked twice')
+    await renameBehindTheCache(form.id, 'Renamed')
+    expect(await titleOf(url, form.id)).toBe('Asked twice')
+  })
+
+  it('keeps a kept page again from its first request after a change', async () => {
+    const form = await buildForm(ctx.database.db, { title: 'Kept' })
+    const url = '/api/v1/forms?pageSize=96'
+    await get(url)
+    await get(url)
+    await ctx.database.db.updateTable('forms').set({ title: 'Changed' }).where('id', '=', form.id).execute()
+    expect(await titleOf(url, form.id)).toBe('Changed')
+    await renameBehindTheCache(form.id, 'Renamed')
+    expect(await titleOf(url, form.id)).toBe('Changed')
+  })
+
+  it('does not keep a page asked for only once', async () => {
+    const form = await buildForm(ctx.database.db, { title: 'Asked once' })
+    const url = '/api/v1/forms?pageSize=98'
+    expect(await titleOf(url, form.id)).toBe('Asked once')
+    await renameBehindTheCache(form.id, 'Renamed')
+    expect(await titleOf(url, form.id)).toBe('Renamed')
+  })
+
+  it('keeps a list of submissions asked for twice, byte for byte what it sent first', async () => {
+    const form = await buildForm(ctx.database.db, { title: 'With submissions' })
+    await buildSubmission(ctx.database.db, { formId: form.id, data: { name: 'Ada', note: 'ü ✓' } })
+    const url = `/api/v1/forms/${form.id}/submissions?pageSize=99`
+    const first = await get(url)
+    const second = await get(url)
+    const third = await get(url)
+    expect(second.rawPayload.equals(first.rawPayload)).toBe(true)
+    expect(third.rawPayload.equals(first.rawPayload)).toBe(true)
+    expect(third.headers['content-length']).toBe(String(first.rawPayload.length))
+    expect(third.headers['content-type']).toBe('application/json; charset=utf-8')
+    expect(third.json().data[0].data).toEqual({ name: 'Ada', note: 'ü ✓' })
   })
 
   it('still answers 404 for an unknown form whatever If-None-Match says', async () => {

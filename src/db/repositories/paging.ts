@@ -19,6 +19,41 @@ export interface PagerQueries<Row> {
   boundaries: PreparedQuery<OrderKey>
 }
 
+/**
+ * A position index held compactly: every key's text in one string and where each part ends in a
+ * typed array, instead of an object and two strings per key: a 10M-row list has 500,000 keys,
+ * which as objects take about 70 MB of heap per instance and held like this about 34 MB, with
+ * nothing in it for the collector to trace.
+ */
+class PositionIndex {
+  private readonly text: string
+  /** For key i: where its `created_at` ends (2i) and where its `id` ends (2i + 1). */
+  private readonly ends: Uint32Array
+  readonly length: number
+
+  constructor(keys: readonly OrderKey[]) {
+    this.length = keys.length
+    this.ends = new Uint32Array(keys.length * 2)
+    const parts: string[] = []
+    let end = 0
+    for (let i = 0; i < keys.length; i++) {
+      const { created_at, id } = keys[i]
+      parts.push(created_at, id)
+      end += created_at.length
+      this.ends[2 * i] = end
+      end += id.length
+      this.ends[2 * i + 1] = end
+    }
+    this.text = parts.join('')
+  }
+
+  at(i: number): OrderKey {
+    const start = i === 0 ? 0 : this.ends[2 * i - 1]
+    const middle = this.ends[2 * i]
+    return { created_at: this.text.slice(start, middle), id: this.text.slice(middle, this.ends[2 * i + 1]) }
+  }
+}
+
 interface Cached<T> {
   version: number
   value: T
@@ -37,8 +72,8 @@ const STEP = 20
  */
 export class KeysetPager<Row> {
   private readonly totals = new LRUCache<string, Cached<number>>({ max: 256 })
-  private readonly indexes = new LRUCache<string, Cached<OrderKey[]>>({ max: 32 })
-  private readonly building = new Map<string, Promise<OrderKey[]>>()
+  private readonly indexes = new LRUCache<string, Cached<PositionIndex>>({ max: 32 })
+  private readonly building = new Map<string, Promise<PositionIndex>>()
 
   constructor(private readonly queries: PagerQueries<Row>) {}
 
@@ -65,7 +100,7 @@ export class KeysetPager<Row> {
     const slot = Math.floor(offset / STEP)
     // Past the last remembered key the page starts beyond the end of the list.
     if (slot >= index.length) return []
-    const key = index[slot]
+    const key = index.at(slot)
     return this.queries.fromKey({
       ...values,
       createdAt: key.created_at,
@@ -79,7 +114,7 @@ export class KeysetPager<Row> {
     scope: string,
     values: Record<string, unknown>,
     version: number,
-  ): Promise<OrderKey[]> {
+  ): Promise<PositionIndex> {
     const cached = this.indexes.get(scope)
     if (cached?.version === version) return cached.value
     // Concurrent requests for a fresh version share one scan instead of each running their own.
@@ -88,6 +123,7 @@ export class KeysetPager<Row> {
     if (!pending) {
       pending = this.queries
         .boundaries({ ...values, step: STEP })
+        .then((keys) => new PositionIndex(keys))
         .finally(() => this.building.delete(inFlight))
       this.building.set(inFlight, pending)
     }

@@ -127,18 +127,17 @@ export function listRoute<Item extends TSchema>(definition: ListRouteDefinition<
         .type('application/json; charset=utf-8')
         .header('ETag', tag)
         .header('Cache-Control', 'private, no-cache')
-      let body = cache.get(cacheKey, version)
+      let body: string | Buffer | undefined = cache.get(cacheKey, version)
       if (body === undefined) {
         // Computed before any 304, so a tag for a form that does not exist still gets its 404.
+        let text: string
         if (definition.listJson) {
-          body = Buffer.from(listBodyFromJson(await definition.listJson(query, params, version), query))
+          text = listBodyFromJson(await definition.listJson(query, params, version), query)
         } else {
           const page = await definition.list(query, params, version)
-          body = Buffer.from(
-            reply.serialize({ data: page.items, meta: listMeta(page.total, query) }) as string,
-          )
+          text = reply.serialize({ data: page.items, meta: listMeta(page.total, query) }) as string
         }
-        cache.set(cacheKey, version, body)
+        body = cache.offer(cacheKey, version, text)
       }
       // A 304 has no body, so nothing for a Content-Type to describe (RFC 9110 §15.4.5).
       if (matchesEntityTag(request.headers['if-none-match'], tag))

@@ -11,14 +11,30 @@ interface Entry {
 }
 
 /**
+ * How many recently missed keys are remembered, to tell a key asked for again from a one-off. Small
+ * on purpose: under a flood of random pages a one-off is rarely among the last 128 misses (about 1%
+ * for a 10,000-page list), while a page that is really asked for again is, even then.
+ */
+const RECENT_MISSES = 128
+
+/**
  * Serialized list responses, reused while the content version they were built at is current. The
  * version is read in the same statement as the request's key check, so an entry is never served
  * after a change, on any instance. Bounded by total size (least recently used entries go first).
+ *
+ * A response is kept only when its key is asked for a second time while still among the last
+ * `RECENT_MISSES` misses: most keys of a deep list are asked for once (random pages), and keeping
+ * each of them would turn every such request into a buffer that outlives the young generation and
+ * waits, off the heap, for a full collection after being evicted. A page asked for repeatedly is
+ * kept from its second request on.
  */
 export class ResponseCache {
   private readonly entries: LRUCache<string, Entry>
+  private readonly recentMisses = new LRUCache<string, true>({ max: RECENT_MISSES })
 
-  constructor(maxBytes = 16 * 1024 * 1024) {
+  // 8 MiB holds about 150 full pages of 100 submissions, or thousands of smaller pages: more than a
+  // list's hot pages, and little enough that the cache does not dominate the server's memory.
+  constructor(maxBytes = 8 * 1024 * 1024) {
     this.entries = new LRUCache<string, Entry>({
       maxSize: maxBytes,
       sizeCalculation: (entry) => Math.max(1, entry.body.length),
@@ -32,13 +48,27 @@ export class ResponseCache {
     if (entry === undefined) return undefined
     if (entry.version !== version) {
       this.entries.delete(key)
+      // A kept key has been asked for again before: the body rebuilt at the new version is kept at once.
+      this.recentMisses.set(key, true)
       return undefined
     }
     return entry.body
   }
 
-  set(key: string, version: number, body: Buffer): void {
-    this.entries.set(key, { version, body })
+  /**
+   * Offers the body just built for a miss of `key` at `version`, and returns what to send: the
+   * stored bytes when the key was missed recently too, otherwise `body` itself, unconverted, so a
+   * one-off response is written to the socket and dropped without ever becoming a buffer.
+   */
+  offer(key: string, version: number, body: string): string | Buffer {
+    if (this.recentMisses.get(key) === undefined) {
+      this.recentMisses.set(key, true)
+      return body
+    }
+    this.recentMisses.delete(key)
+    const bytes = Buffer.from(body)
+    this.entries.set(key, { version, body: bytes })
+    return bytes
   }
 }
 
