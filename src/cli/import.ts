@@ -1,9 +1,12 @@
 import { plural } from '../errors.js'
+import { createImporter } from '../services/import/index.js'
 import { databaseLocation, withServices } from './context.js'
 
 /** `lectern import <file>`: validates everything, then writes everything or nothing. */
 export async function runImport(file: string): Promise<void> {
-  await withServices(async ({ importer }, database) => {
+  await withServices(async (_services, database) => {
+    // The import is all this process does: it may write with a large page cache (see `ownProcess`).
+    const importer = createImporter(database.db, { ownProcess: true })
     const result = await importer.importFile(file)
     for (const warning of result.warnings) console.error(`warning: ${warning}`)
     const { forms, submissions, pages, redirects } = result.counts

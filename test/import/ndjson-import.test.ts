@@ -7,7 +7,13 @@ import { BULK_SUBMISSIONS } from '../../src/services/import/batches.js'
 import type { Importer } from '../../src/services/import/index.js'
 import { buildForm, buildPage, buildRedirect, buildSubmission } from '../factories.js'
 import { TEST_DIALECT } from '../harness.js'
-import { contentSnapshot, type ImportDatabase, openImportDatabase, refusal } from './support.js'
+import {
+  contentSnapshot,
+  type ImportDatabase,
+  openImportDatabase,
+  refusal,
+  refuseSubmissionsNotedExplode,
+} from './support.js'
 
 let dir: string
 let db: Kysely<Database>
@@ -283,17 +289,7 @@ describe('refusing an NDJSON file', () => {
   ])('rolls everything back when the database fails partway through %s', async (_, rows) => {
     await seedDatabase()
     // A trigger is the database itself refusing a row, late in the write, after forms and pages went in.
-    if (TEST_DIALECT === 'sqlite') {
-      await sql`CREATE TRIGGER refuse_marked BEFORE INSERT ON submissions WHEN NEW.notes = 'explode'
-        BEGIN SELECT RAISE(ABORT, 'refused by trigger'); END`.execute(db)
-    } else {
-      await sql`CREATE FUNCTION refuse_marked() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN IF NEW.notes = 'explode' THEN RAISE EXCEPTION 'refused by trigger'; END IF; RETURN NEW; END $$`.execute(
-        db,
-      )
-      await sql`CREATE TRIGGER refuse_marked BEFORE INSERT ON submissions
-        FOR EACH ROW EXECUTE FUNCTION refuse_marked()`.execute(db)
-    }
+    await refuseSubmissionsNotedExplode(db)
     const before = await contentSnapshot(db)
     const lines: object[] = [
       { kind: 'form', id: 'form_seed', title: 'Renamed' },

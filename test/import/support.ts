@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { expect } from 'vitest'
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import type { Database } from '../../src/db/tables.js'
 import { createImporter, ImportError, type Importer } from '../../src/services/import/index.js'
-import { createTestDatabase } from '../harness.js'
+import { createTestDatabase, TEST_DIALECT } from '../harness.js'
 
 export interface ImportDatabase {
   dir: string
@@ -54,4 +54,22 @@ export async function contentSnapshot(db: Kysely<Database>) {
     pages: await db.selectFrom('pages').selectAll().orderBy('id').execute(),
     redirects: await db.selectFrom('redirects').selectAll().orderBy('id').execute(),
   }
+}
+
+/**
+ * Makes the database itself refuse any submission whose notes say `explode`, with a trigger: a
+ * failure late in a write, after other rows went in, that only a real rollback undoes.
+ */
+export async function refuseSubmissionsNotedExplode(db: Kysely<Database>): Promise<void> {
+  if (TEST_DIALECT === 'sqlite') {
+    await sql`CREATE TRIGGER refuse_marked BEFORE INSERT ON submissions WHEN NEW.notes = 'explode'
+      BEGIN SELECT RAISE(ABORT, 'refused by trigger'); END`.execute(db)
+    return
+  }
+  await sql`CREATE FUNCTION refuse_marked() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN IF NEW.notes = 'explode' THEN RAISE EXCEPTION 'refused by trigger'; END IF; RETURN NEW; END $$`.execute(
+    db,
+  )
+  await sql`CREATE TRIGGER refuse_marked BEFORE INSERT ON submissions
+    FOR EACH ROW EXECUTE FUNCTION refuse_marked()`.execute(db)
 }

@@ -87,20 +87,22 @@ export async function withSqliteBulkContentWrites<T>(
 }
 
 /**
- * Loads many submissions inside `trx` with the order index dropped and rebuilt once at the end:
- * one sort is much cheaper than keeping the index up to date row by row in random order.
- * Transactional like the trigger lifting above.
+ * Loads many submissions inside `trx` with every secondary index of submissions (the order index
+ * and the partial ones of unread and starred submissions) dropped and rebuilt once at the end from
+ * its own stored definition: one sort each is much cheaper than keeping them up to date row by row
+ * in random order. The primary key's index stays (the upserts need it). Transactional like the
+ * trigger lifting above, so a rollback brings the indexes back.
  */
 export async function withSqliteSubmissionsIndexRebuilt<T>(
   trx: Kysely<unknown>,
   write: () => Promise<T>,
 ): Promise<T> {
-  await trx.schema.dropIndex('submissions_form_order').execute()
+  // `sql` is null for the indexes of constraints (the primary key), which cannot be dropped.
+  const { rows: indexes } = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master
+    where type = 'index' and tbl_name = 'submissions' and sql is not null order by name`.execute(trx)
+  for (const index of indexes) await sql`drop index ${sql.id(index.name)}`.execute(trx)
   const result = await write()
-  await trx.schema
-    .createIndex('submissions_form_order')
-    .on('submissions')
-    .columns(['form_id', 'created_at', 'id'])
-    .execute()
+  // The definitions are the schema's own, read back from the database, not input.
+  for (const index of indexes) await sql.raw(index.sql).execute(trx)
   return result
 }

@@ -1,5 +1,6 @@
 import { basename } from 'node:path'
 import type { Kysely } from 'kysely'
+import type { BulkWriteOptions } from '../../db/bulk-writes.js'
 import type { Database } from '../../db/tables.js'
 import { type Actor, recordAudit } from '../audit.js'
 import type { KindCounts } from './kinds.js'
@@ -32,10 +33,17 @@ export interface ImportDocument {
 }
 
 /**
+ * How an importer may use the database: `ownProcess` when the import is all its process does
+ * (`lectern import`), so that it may write with more memory and larger steps than an import inside
+ * a server, whose event loop must keep turning.
+ */
+export type ImporterOptions = BulkWriteOptions
+
+/**
  * The content importer of SPEC §4. It validates everything first, then writes everything in one
  * transaction, or throws {@link ImportError} listing every problem and writes nothing.
  */
-export function createImporter(db: Kysely<Database>) {
+export function createImporter(db: Kysely<Database>, options: ImporterOptions = {}) {
   return {
     /**
      * Imports a `.json` document or a `.ndjson` file (one record per line with a `kind`). NDJSON is
@@ -44,7 +52,7 @@ export function createImporter(db: Kysely<Database>) {
      * large imports belong in NDJSON.
      */
     async importFile(path: string, actor: Actor = 'cli'): Promise<ImportResult> {
-      return runImport(db, await fileSource(path), actor, basename(path))
+      return runImport(db, await fileSource(path), actor, basename(path), options)
     },
 
     /**
@@ -53,7 +61,7 @@ export function createImporter(db: Kysely<Database>) {
      * the same way: `pages[2].path: …`.
      */
     importRecords(document: unknown, actor: Actor = 'cli'): Promise<ImportResult> {
-      return runImport(db, jsonSource(document), actor, 'document')
+      return runImport(db, jsonSource(document), actor, 'document', options)
     },
   }
 }
@@ -65,16 +73,22 @@ async function runImport(
   source: RecordSource,
   actor: Actor,
   target: string,
+  options: ImporterOptions,
 ): Promise<ImportResult> {
   const plan = await planImport(db, source)
   const warnings = plan.warnings.listed('warning')
-  const { created, updated } = await writeImport(db, plan, source, (trx, written) =>
-    recordAudit(trx, {
-      actor,
-      action: 'content.imported',
-      target,
-      detail: { counts: plan.counts, ...written },
-    }),
+  const { created, updated } = await writeImport(
+    db,
+    plan,
+    source,
+    (trx, written) =>
+      recordAudit(trx, {
+        actor,
+        action: 'content.imported',
+        target,
+        detail: { counts: plan.counts, ...written },
+      }),
+    options,
   )
   return { counts: plan.counts, created, updated, warnings }
 }

@@ -87,6 +87,13 @@ export class KeptRecords<Field extends string = never> {
     return slots
   }
 
+  /** The order of the last kept record in the file, or 0 when none is kept. */
+  lastOrder(): number {
+    let last = 0
+    for (let slot = 0; slot < this.size; slot++) last = Math.max(last, this.orders[slot] as number)
+    return last
+  }
+
   /** The order of a slot's record. */
   orderAt(slot: number): number {
     return this.orders[slot] as number

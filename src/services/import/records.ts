@@ -310,7 +310,7 @@ function checkerFor(name: string, schema: TSchema, nullable: boolean): Checker {
     return {
       placeholder: undefined,
       check: (value) =>
-        (isString(value) ? parseTimestamp(value) : null) ?? new Refusal(`must be ${expected} ${got(value)}`),
+        (isString(value) ? readTimestamp(value) : null) ?? new Refusal(`must be ${expected} ${got(value)}`),
     }
   }
   if (nullable && schema.type.includes('string')) {
@@ -333,6 +333,45 @@ function checkerFor(name: string, schema: TSchema, nullable: boolean): Checker {
     )
   }
   throw new Error(`the importer has no check for field '${name}' (${JSON.stringify(schema)})`)
+}
+
+/**
+ * {@link parseTimestamp}, with the form nearly every import uses (`2024-01-05T10:00:00Z`, a real
+ * date and time) accepted by arithmetic on its digits. Everything else, refusals included, goes to
+ * `parseTimestamp`, so the result is always the same as its; a million submissions have two
+ * timestamps each, read in both passes, and the round trip through `Date` cost some 7 s of them.
+ */
+export function readTimestamp(value: string): string | null {
+  return isCanonicalTimestamp(value) ? value : parseTimestamp(value)
+}
+
+const DIGIT_0 = 48
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+/** Whether `value` is `YYYY-MM-DDTHH:MM:SSZ` naming a real date (leap days included) and time. */
+function isCanonicalTimestamp(value: string): boolean {
+  if (value.length !== 20 || value.charCodeAt(19) !== 0x5a) return false
+  const number = (start: number, length: number): number => {
+    let result = 0
+    for (let i = start; i < start + length; i++) {
+      const digit = value.charCodeAt(i) - DIGIT_0
+      if (digit < 0 || digit > 9) return -1
+      result = result * 10 + digit
+    }
+    return result
+  }
+  if (value[4] !== '-' || value[7] !== '-' || value[10] !== 'T' || value[13] !== ':' || value[16] !== ':')
+    return false
+  const year = number(0, 4)
+  const month = number(5, 2)
+  const day = number(8, 2)
+  const hour = number(11, 2)
+  const minute = number(14, 2)
+  const second = number(17, 2)
+  if (year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23) return false
+  if (minute < 0 || minute > 59 || second < 0 || second > 59) return false
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+  return day <= (month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] as number))
 }
 
 /**

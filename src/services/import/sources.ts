@@ -12,7 +12,10 @@ export type SourceEntry =
   | { kind: ImportKind; record: JsonObject; location: Location }
   | { problem: FieldProblem; location: Location }
 
-/** Records in file order. Iterated more than once: to validate, to recheck form ids, to write. */
+/**
+ * Records in file order, their `order`s increasing. Iterated more than once: to validate, to
+ * recheck form ids, to write.
+ */
 export interface RecordSource {
   /** Problems with the file as a whole (syntax, top-level keys); records are not read when present. */
   fileProblems: FieldProblem[]

@@ -1,6 +1,14 @@
-import { type Insertable, type Kysely, type OnConflictBuilder, sql, type Transaction } from 'kysely'
+import {
+  type CompiledQuery,
+  type Insertable,
+  type Kysely,
+  type OnConflictBuilder,
+  sql,
+  type Transaction,
+} from 'kysely'
 import {
   ANALYZE_AFTER_ROWS,
+  type BulkWriteOptions,
   refreshStatistics,
   withBulkContentWrites,
   withCheckpointInWorker,
@@ -34,6 +42,7 @@ import {
   readSubmission,
   type SubmissionDraft,
 } from './records.js'
+import { SeenIds } from './seen-ids.js'
 import type { RecordSource } from './sources.js'
 
 type ContentTable = 'forms' | 'submissions' | 'pages' | 'redirects'
@@ -52,6 +61,7 @@ export async function writeImport(
   plan: ImportPlan,
   source: RecordSource,
   also?: (trx: Kysely<Database>, result: { created: KindCounts; updated: KindCounts }) => Promise<void>,
+  options: BulkWriteOptions = {},
 ): Promise<{ created: KindCounts; updated: KindCounts }> {
   const created = zeroCounts()
   const updated = zeroCounts()
@@ -59,27 +69,34 @@ export async function writeImport(
   try {
     await withCheckpointInWorker(db, () =>
       db.transaction().execute((trx) =>
-        withBulkContentWrites(trx, CONTENT_TABLES, async () => {
-          const writer = new Writer(trx, timestamp, created, updated)
-          if (plan.forms.size + plan.pages.size + plan.redirects.size > 0) {
-            await writer.releasePaths('pages', 'path', plan.pages)
-            await writer.releasePaths('redirects', 'from_path', plan.redirects)
-            await writer.writeKept(source, plan)
-          }
-          // Past this many rows, rebuilding the order index once beats maintaining it row by row.
-          const written =
-            plan.counts.submissions === 0
-              ? 0
-              : plan.counts.submissions >= BULK_SUBMISSIONS
-                ? await withSubmissionsIndexRebuilt(trx, () => writer.writeSubmissions(source))
-                : await writer.writeSubmissions(source)
-          if (written !== plan.counts.submissions) throw fileChangedError()
-          for (const table of ['forms', 'pages', 'redirects'] as const) {
-            updated[table] = plan.counts[table] - created[table]
-          }
-          await source.assertUnchanged?.()
-          await also?.(trx, { created, updated })
-        }),
+        withBulkContentWrites(
+          trx,
+          CONTENT_TABLES,
+          async () => {
+            const writer = new Writer(trx, timestamp, created, updated)
+            if (plan.forms.size + plan.pages.size + plan.redirects.size > 0) {
+              await writer.releasePaths('pages', 'path', plan.pages)
+              await writer.releasePaths('redirects', 'from_path', plan.redirects)
+              await writer.writeKept(source, plan)
+            }
+            // Past this many rows, rebuilding the order index once beats maintaining it row by row.
+            const written =
+              plan.counts.submissions === 0
+                ? 0
+                : plan.counts.submissions >= BULK_SUBMISSIONS
+                  ? await withSubmissionsIndexRebuilt(trx, () =>
+                      writer.writeSubmissions(source, plan.counts.submissions),
+                    )
+                  : await writer.writeSubmissions(source, plan.counts.submissions)
+            if (written !== plan.counts.submissions) throw fileChangedError()
+            for (const table of ['forms', 'pages', 'redirects'] as const) {
+              updated[table] = plan.counts[table] - created[table]
+            }
+            await source.assertUnchanged?.()
+            await also?.(trx, { created, updated })
+          },
+          options,
+        ),
       ),
     )
   } catch (error) {
@@ -153,11 +170,20 @@ const submissionRow = (draft: SubmissionDraft, stamps: RowStamps): Insertable<Su
   ...stamps,
 })
 
+/** A compiled upsert, and for each of its parameters the position of its value among the rows' values. */
+interface UpsertTemplate {
+  compiled: CompiledQuery
+  positions: number[]
+}
+
 /**
  * Writes validated records inside the import's transaction, in multi-row upserts. A record without
  * `createdAt` keeps the creation time of the row it replaces, so re-importing an export is harmless.
  */
 class Writer {
+  /** Compiled upserts by table, row count and columns (see {@link upsert}); undefined: not templatable. */
+  private readonly templates = new Map<string, UpsertTemplate | undefined>()
+
   constructor(
     private readonly trx: Transaction<Database>,
     private readonly now: string,
@@ -210,8 +236,12 @@ class Writer {
       page: this.keptWriter('pages', plan.pages, readPage, pageRow),
       redirect: this.keptWriter('redirects', plan.redirects, readRedirect, redirectRow),
     }
-    for await (const entries of source.entries()) {
+    // Orders grow in file order: past the last kept record only submissions are left, which the
+    // next read writes, so this read stops there (an export lists its forms before its submissions).
+    const last = Math.max(plan.forms.lastOrder(), plan.pages.lastOrder(), plan.redirects.lastOrder())
+    reading: for await (const entries of source.entries()) {
       for (const entry of entries) {
+        if (entry.location.order > last) break reading
         if ('problem' in entry) throw fileChangedError()
         if (entry.kind !== 'submission') await writers[entry.kind].offer(entry.record, entry.location.order)
       }
@@ -257,13 +287,18 @@ class Writer {
    * Streams the submissions of `source` into the database and returns how many were written. Each
    * record is validated again: the file was read once already, and must not have changed since.
    */
-  async writeSubmissions(source: RecordSource): Promise<number> {
+  async writeSubmissions(source: RecordSource, expected: number): Promise<number> {
+    // A row can exist already only if the table had rows before, or if an earlier record of this
+    // file wrote it: into an empty table only the ids the filter may have seen are looked up.
+    const stored = (await this.trx.selectFrom('submissions').select('id').limit(1).execute()).length > 0
+    const seen = new SeenIds(expected)
     let written = 0
     let batch: SubmissionDraft[] = []
     const idsInBatch = new Set<string>()
     const flush = async () => {
       if (batch.length === 0) return
-      await this.writeSubmissionBatch(batch)
+      await this.writeSubmissionBatch(batch, (id) => stored || seen.mayHave(id))
+      for (const id of idsInBatch) seen.add(id)
       written += batch.length
       batch = []
       idsInBatch.clear()
@@ -288,8 +323,12 @@ class Writer {
     return written
   }
 
-  private async writeSubmissionBatch(drafts: SubmissionDraft[]): Promise<void> {
-    const given = drafts.flatMap((draft) => (draft.id === undefined ? [] : [draft.id]))
+  /** Writes `drafts`; `mayExist` says which given ids the database must be asked about. */
+  private async writeSubmissionBatch(
+    drafts: SubmissionDraft[],
+    mayExist: (id: string) => boolean,
+  ): Promise<void> {
+    const given = drafts.flatMap((draft) => (draft.id !== undefined && mayExist(draft.id) ? [draft.id] : []))
     const existing = await this.existing('submissions', given)
     this.updated.submissions += existing.size
     this.created.submissions += drafts.length - existing.size
@@ -301,15 +340,71 @@ class Writer {
     )
   }
 
-  /** Inserts `rows`, or overwrites every column of the row with the same id. */
+  /**
+   * Inserts `rows`, or overwrites every column of the row with the same id. The statement for a
+   * table, a number of rows and their columns is built and compiled once and then run with each
+   * batch's values: building and compiling a query of 500 rows anew took longer than SQLite's
+   * writing of them.
+   */
   private async upsert<T extends ContentTable>(table: T, rows: Insertable<Database[T]>[]): Promise<void> {
+    const columns = Object.keys(rows[0])
+    const template = this.upsertTemplate(table, rows.length, columns)
+    if (template === undefined) return this.upsertBuilt(table, rows)
+    const values: unknown[] = []
+    for (const row of rows) {
+      const record = row as Record<string, unknown>
+      // Rows are made by one function per table, so they have the same columns; an absent value
+      // would be the column's default in a built query, which a template cannot say.
+      for (const column of columns) {
+        const value = record[column]
+        if (value === undefined) return this.upsertBuilt(table, rows)
+        values.push(value)
+      }
+    }
+    await this.trx.executeQuery({
+      ...template.compiled,
+      parameters: template.positions.map((position) => values[position]),
+    })
+  }
+
+  /** The upsert of `count` rows of `columns` into `table`, compiled with markers for its values. */
+  private upsertTemplate(table: ContentTable, count: number, columns: string[]): UpsertTemplate | undefined {
+    const key = `${table}:${count}:${columns.join(',')}`
+    if (this.templates.has(key)) return this.templates.get(key)
+    // Each value is a distinct marker object: where it lands among the compiled parameters says
+    // which row and column fills that parameter.
+    const markers = new Map<object, number>()
+    const rows = Array.from({ length: count }, (_, row) =>
+      Object.fromEntries(
+        columns.map((column, index) => {
+          const marker = {}
+          markers.set(marker, row * columns.length + index)
+          return [column, marker]
+        }),
+      ),
+    )
+    const compiled = this.upsertQuery(table, rows as Insertable<Database[ContentTable]>[]).compile()
+    const positions = compiled.parameters.map((parameter) => markers.get(parameter as object) ?? -1)
+    const complete = positions.length === markers.size && positions.every((position) => position >= 0)
+    const template = complete ? { compiled, positions } : undefined
+    this.templates.set(key, template)
+    return template
+  }
+
+  private async upsertBuilt<T extends ContentTable>(
+    table: T,
+    rows: Insertable<Database[T]>[],
+  ): Promise<void> {
+    await this.upsertQuery(table, rows).execute()
+  }
+
+  private upsertQuery<T extends ContentTable>(table: T, rows: Insertable<Database[T]>[]) {
     const columns = Object.keys(rows[0]).filter((column) => column !== 'id')
     const update = Object.fromEntries(columns.map((column) => [column, sql.ref(`excluded.${column}`)]))
-    await this.trx
+    return this.trx
       .insertInto(table)
       .values(rows)
       .onConflict((conflict) => conflict.column('id').doUpdateSet(update as ConflictUpdate<T>))
-      .execute()
   }
 
   /**
