@@ -256,12 +256,14 @@ function scenariosFor(description, { main }) {
   const list = (path) => `${path}?page=1&pageSize=20`
   const bigList = list(`/api/v1/forms/${big}/submissions`)
   const maxPage = Math.ceil(description.bigFormSubmissions / 100)
-  const random = {
+  const random100 = {
     prefix: `/api/v1/forms/${big}/submissions?`,
     pageSize: 100,
     maxPage,
     seed: `${config.seed}:pages`,
   }
+  // The target's page no cache holds: a random page *and* page size (1–100) on each request.
+  const random = { ...random100, pageSize: 'random', total: description.bigFormSubmissions }
   // The bare server answers every random page with the bytes of the middle one.
   const middlePage = `/api/v1/forms/${big}/submissions?page=${Math.ceil(maxPage / 2)}&pageSize=100`
   const formLabel = `${sizeLabel(description.bigFormSubmissions)} form`
@@ -280,9 +282,16 @@ function scenariosFor(description, { main }) {
     },
     {
       id: 'random-page',
-      title: `Random page of the ${formLabel}, pageSize 100`,
+      title: `Random page and pageSize (1–100) of the ${formLabel}`,
       path: middlePage,
       random,
+      total: description.bigFormSubmissions,
+    },
+    {
+      id: 'random-page-100',
+      title: `Random page of the ${formLabel}, pageSize 100`,
+      path: middlePage,
+      random: random100,
       total: description.bigFormSubmissions,
     },
     {
@@ -321,13 +330,13 @@ function scenariosFor(description, { main }) {
       id: 'random-page-1conn',
       title: `Random page, pageSize 100, one connection (${formLabel})`,
       path: middlePage,
-      random,
+      random: random100,
       total: description.bigFormSubmissions,
       connections: 1,
     },
   ]
   if (main) return all
-  return all.filter((s) => s.id === 'hot-submissions' || s.id === 'random-page')
+  return all.filter((s) => s.id === 'hot-submissions' || s.id === 'random-page' || s.id === 'random-page-100')
 }
 
 /**
@@ -415,7 +424,7 @@ async function measure(server, dataset, scenario, target, key) {
     scenario: scenario.id,
     title: scenario.title,
     path: scenario.random
-      ? `${scenario.random.prefix}page=<random>&pageSize=${scenario.random.pageSize}`
+      ? `${scenario.random.prefix}page=<random>&pageSize=${scenario.random.pageSize === 'random' ? '<random>' : scenario.random.pageSize}`
       : scenario.path,
     connections,
     loadAverage: loadBefore,
@@ -587,7 +596,7 @@ async function startBare(fixture) {
  */
 async function soak(primary, mainLabel, fixtures, note) {
   const scenario = scenariosFor(primary.dataset.description, { main: true }).find(
-    (s) => s.id === 'random-page',
+    (s) => s.id === 'random-page-100',
   )
   const key = await createApiKey(primary.database.url)
   const entries = []
@@ -635,7 +644,7 @@ async function soak(primary, mainLabel, fixtures, note) {
   await withLectern(primary.database.url, {}, async (lectern) => {
     entries.push(await runSoak('sqlite', await lectern.current(), key, config.soakDuration))
   })
-  const fixture = fixtures.get('random-page')
+  const fixture = fixtures.get('random-page-100')
   if (fixture) {
     const bare = await startBare(fixture)
     try {
@@ -645,7 +654,7 @@ async function soak(primary, mainLabel, fixtures, note) {
       cleanups.delete(bare.stop)
     }
   } else {
-    note('soak: the bare server was not measured (random-page was not selected).')
+    note('soak: the bare server was not measured (random-page-100 was not selected).')
   }
   return entries
 }

@@ -50,8 +50,15 @@ function createRecorder() {
 /** The path of each request: fixed, or a random page of the form on each request. */
 function pathPicker(seedSuffix) {
   if (!options.random) return () => options.path
-  const { prefix, maxPage, pageSize, seed, sizeParam = 'pageSize' } = options.random
+  const { prefix, maxPage, pageSize, total, seed, sizeParam = 'pageSize' } = options.random
   const pick = createRandom(`${seed}${seedSuffix}`)
+  if (pageSize === 'random') {
+    // Any size from 1 to 100, then any page that size has: every page asked for holds rows.
+    return () => {
+      const size = pick.int(1, 100)
+      return `${prefix}page=${pick.int(1, Math.ceil(total / size))}&${sizeParam}=${size}`
+    }
+  }
   return () => `${prefix}page=${pick.int(1, maxPage)}&${sizeParam}=${pageSize}`
 }
 
