@@ -1,4 +1,4 @@
-import { type Compilable, type Kysely, PostgresAdapter } from 'kysely'
+import { type Compilable, type Kysely, PostgresAdapter, type RawBuilder } from 'kysely'
 import { UnavailableError, ValidationError } from '../errors.js'
 import { openPostgres } from './dialects/postgres.js'
 import { openSqlite } from './dialects/sqlite.js'
@@ -25,9 +25,25 @@ export interface DatabaseHandle {
    * The SQL comes from a Kysely builder (see `param`), never from strings.
    */
   prepare<Row>(query: Compilable<Row>): PreparedQuery<Row>
+  /** SQL for writing JSON text in the database, which each dialect spells its own way. */
+  json: JsonSql
   /** Resolves when the database answers a trivial query; rejects with `UnavailableError` otherwise. */
   ping(): Promise<void>
   close(): Promise<void>
+}
+
+/**
+ * JSON text written by the database itself, so that a page of rows reaches JavaScript as one
+ * string per row rather than as one value per column (see `repositories/content.ts`).
+ */
+export interface JsonSql {
+  /**
+   * The JSON text of `column`'s value, byte for byte what `JSON.stringify` writes for the value the
+   * driver would return: a quoted string escaped as `JSON.stringify` escapes it, or `null`.
+   */
+  value(column: string): RawBuilder<string>
+  /** `column`'s text parsed as JSON and written again; the statement fails when it is not JSON. */
+  rewritten(column: string): RawBuilder<string>
 }
 
 /**

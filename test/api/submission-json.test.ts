@@ -1,9 +1,11 @@
 import fc from 'fast-check'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { presentSubmission, submissionJson } from '../../src/db/repositories/content.js'
+import { presentSubmission, submissionJson, submissionJsonSql } from '../../src/db/repositories/content.js'
 import type { SubmissionsTable } from '../../src/db/tables.js'
 import { listOf, SubmissionSchema } from '../../src/schemas.js'
+import { buildForm } from '../factories.js'
+import { createTestContext, type TestContext } from '../harness.js'
 
 /** Text as the ways in accept it: any well-formed Unicode except NUL, which every way in refuses. */
 const text = (maxLength = 24) =>
@@ -97,5 +99,63 @@ describe('submissions written as JSON text', () => {
     expect(JSON.parse(submissionJson({ ...base, data: ' {"a": [1, 2]} ' })).data).toEqual({ a: [1, 2] })
     expect(JSON.parse(submissionJson({ ...base, data: '[1,2]' })).data).toEqual([1, 2])
     expect(() => submissionJson({ ...base, data: 'not json' })).toThrow(SyntaxError)
+  })
+})
+
+describe('submissions written as JSON text by the database', () => {
+  let ctx: TestContext
+  let formId: string
+  beforeAll(async () => {
+    ctx = await createTestContext()
+    formId = (await buildForm(ctx.database.db, { title: 'Written by SQL' })).id
+  })
+  afterAll(() => ctx.close())
+
+  /** Stores `rows` and reads each back as the database writes it, by id. */
+  async function writtenByDatabase(rows: SubmissionsTable[]): Promise<Map<string, string>> {
+    const db = ctx.database.db
+    await db.deleteFrom('submissions').execute()
+    if (rows.length > 0) await db.insertInto('submissions').values(rows).execute()
+    const read = await db
+      .selectFrom('submissions')
+      .select(['id', submissionJsonSql(ctx.database.json).as('json')])
+      .execute()
+    return new Map(read.map((row) => [row.id, row.json]))
+  }
+
+  it('writes every submission byte for byte as JSON.stringify writes the presented submission', async () => {
+    const stored = fc.uniqueArray(row, { maxLength: 8, selector: (r) => r.id })
+    await fc.assert(
+      fc.asyncProperty(stored, async (rows) => {
+        const written = await writtenByDatabase(rows.map((r) => ({ ...r, form_id: formId })))
+        for (const r of rows)
+          expect(written.get(r.id)).toBe(JSON.stringify(presentSubmission({ ...r, form_id: formId })))
+      }),
+      { numRuns: 150 },
+    )
+  })
+
+  it('writes every control character, quote and backslash escaped as JSON.stringify does', async () => {
+    const every = Array.from({ length: 0x80 }, (_, code) => String.fromCharCode(code))
+      .join('')
+      .slice(1)
+    const base = { ...fc.sample(row, 1)[0], id: 'sub_every', form_id: formId }
+    const notes = `${every}\u2028\u2029 ü ✓ 😀 \\ "quoted"`
+    const written = await writtenByDatabase([{ ...base, notes, data: JSON.stringify({ [every]: every }) }])
+    expect(written.get('sub_every')).toBe(
+      JSON.stringify(presentSubmission({ ...base, notes, data: JSON.stringify({ [every]: every }) })),
+    )
+  })
+
+  it('writes stored data that is not in the stored form again, and fails on data that is not JSON', async () => {
+    const base = { ...fc.sample(row, 1)[0], id: 'sub_odd', form_id: formId }
+    for (const [stored, parsed] of [
+      [' {"a": [1, 2]} ', { a: [1, 2] }],
+      ['[1,2]', [1, 2]],
+    ] as const) {
+      const written = await writtenByDatabase([{ ...base, data: stored }])
+      expect(JSON.parse(written.get('sub_odd') as string).data).toEqual(parsed)
+    }
+    await expect(writtenByDatabase([{ ...base, data: 'not json' }])).rejects.toThrow()
   })
 })

@@ -67,6 +67,12 @@ export function openPostgres(url: string, description: string): DatabaseHandle {
         }
       }
     },
+    // to_json escapes text as JSON.stringify does (\" \\ \b \f \n \r \t, \u00xx for other
+    // controls); it is NULL for NULL, which JSON writes as null.
+    json: {
+      value: (column) => sql<string>`coalesce(to_json(${sql.ref(column)})::text, 'null')`,
+      rewritten: (column) => sql<string>`(${sql.ref(column)}::jsonb)::text`,
+    },
     ping: async () => {
       await sql`select 1`.execute(db)
     },
