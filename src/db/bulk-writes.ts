@@ -17,10 +17,18 @@ const BULK_CACHE_KIB = 2000
  * no event loop waits on its COMMIT, and a larger cache spares inserts, whose ids land anywhere in
  * the primary-key index, many page reads from the WAL and spills to it. With the secondary indexes
  * rebuilt (see {@link withSubmissionsIndexRebuilt}) the benchmark's million submissions took about
- * half the time. 32 MiB was as fast as 64 MiB there (53.8 s against 53.3 s) with a peak RSS of
- * 205 MiB against 308 MiB, over the 300 MB an import may use.
+ * half the time. It also sizes each run of SQLite's sorter (one per sorter thread, see
+ * {@link SORTER_THREADS}): with the sorted load, the benchmark's million took 26.7–28.7 s at
+ * 32 MiB with a peak RSS of 286–294 MB, close to the 300 MB an import may use; 28.4 s and 264 MB at
+ * 24 MiB; 29.7 s and 216 MB at 16 MiB.
  */
-export const OWN_PROCESS_CACHE_KIB = 32 * 1024
+export const OWN_PROCESS_CACHE_KIB = 24 * 1024
+
+/**
+ * Helper threads SQLite's sorter may start during a bulk write in a process of its own: the sorted
+ * load and the index rebuilds are sorts, and a second core took the million from 31–33 s to 27–29 s.
+ */
+const SORTER_THREADS = 2
 
 /** How a bulk write may use the database's resources. */
 export interface BulkWriteOptions {
@@ -49,10 +57,13 @@ export async function withBulkContentWrites<DB, T>(
   const { rows } = await sql<{ cache_size: number }>`pragma cache_size`.execute(trx)
   const cacheSize = Number(rows[0]?.cache_size ?? -bulkCache)
   await sql`pragma cache_size = ${sql.raw(String(-bulkCache))}`.execute(trx)
+  // The sorts of a bulk write (the sorted load, the index rebuilds) may use a second core.
+  if (options.ownProcess === true) await sql`pragma threads = ${sql.raw(String(SORTER_THREADS))}`.execute(trx)
   try {
     return await withSqliteBulkContentWrites(trx, tables, write)
   } finally {
     await sql`pragma cache_size = ${sql.raw(String(Math.trunc(cacheSize)))}`.execute(trx)
+    if (options.ownProcess === true) await sql`pragma threads = 0`.execute(trx)
   }
 }
 
@@ -69,6 +80,17 @@ export function withSubmissionsIndexRebuilt<DB, T>(
 ): Promise<T> {
   const trx = transaction as unknown as Kysely<unknown>
   return dialectOf(trx) === 'sqlite' ? withSqliteSubmissionsIndexRebuilt(trx, write) : write()
+}
+
+/**
+ * Whether a bulk load of submissions inside `transaction` is staged and stored in list order (see
+ * `SortedSubmissionLoad`). Its move is one statement of many seconds: on PostgreSQL the database
+ * server's work, but on SQLite it runs on the caller's thread, which only a process of its own
+ * (`lectern import`) may hold that long; inside a server the rows go in as they come, in statements
+ * of a few hundred rows that let the event loop turn.
+ */
+export function storesBulkLoadsSorted<DB>(transaction: Kysely<DB>, options: BulkWriteOptions): boolean {
+  return dialectOf(transaction as unknown as Kysely<unknown>) === 'postgres' || options.ownProcess === true
 }
 
 /** Rows one bulk write must change in a table before PostgreSQL's statistics of it are refreshed. */

@@ -1,4 +1,5 @@
 import {
+  type Compilable,
   type CompiledQuery,
   type Insertable,
   type Kysely,
@@ -10,6 +11,7 @@ import {
   ANALYZE_AFTER_ROWS,
   type BulkWriteOptions,
   refreshStatistics,
+  storesBulkLoadsSorted,
   withBulkContentWrites,
   withCheckpointInWorker,
   withSubmissionsIndexRebuilt,
@@ -43,6 +45,7 @@ import {
   type SubmissionDraft,
 } from './records.js'
 import { SeenIds } from './seen-ids.js'
+import { SortedSubmissionLoad, type StagedRow } from './sorted-submissions.js'
 import type { RecordSource } from './sources.js'
 
 type ContentTable = 'forms' | 'submissions' | 'pages' | 'redirects'
@@ -85,9 +88,11 @@ export async function writeImport(
                 ? 0
                 : plan.counts.submissions >= BULK_SUBMISSIONS
                   ? await withSubmissionsIndexRebuilt(trx, () =>
-                      writer.writeSubmissions(source, plan.counts.submissions),
+                      writer.writeSubmissions(source, plan.counts.submissions, {
+                        sorted: storesBulkLoadsSorted(trx, options),
+                      }),
                     )
-                  : await writer.writeSubmissions(source, plan.counts.submissions)
+                  : await writer.writeSubmissions(source, plan.counts.submissions, { sorted: false })
             if (written !== plan.counts.submissions) throw fileChangedError()
             for (const table of ['forms', 'pages', 'redirects'] as const) {
               updated[table] = plan.counts[table] - created[table]
@@ -170,7 +175,7 @@ const submissionRow = (draft: SubmissionDraft, stamps: RowStamps): Insertable<Su
   ...stamps,
 })
 
-/** A compiled upsert, and for each of its parameters the position of its value among the rows' values. */
+/** A compiled statement, and for each of its parameters the position of its value among the rows' values. */
 interface UpsertTemplate {
   compiled: CompiledQuery
   positions: number[]
@@ -181,7 +186,7 @@ interface UpsertTemplate {
  * `createdAt` keeps the creation time of the row it replaces, so re-importing an export is harmless.
  */
 class Writer {
-  /** Compiled upserts by table, row count and columns (see {@link upsert}); undefined: not templatable. */
+  /** Compiled statements by kind, row count and columns (see {@link runTemplated}); undefined: not templatable. */
   private readonly templates = new Map<string, UpsertTemplate | undefined>()
 
   constructor(
@@ -287,17 +292,23 @@ class Writer {
    * Streams the submissions of `source` into the database and returns how many were written. Each
    * record is validated again: the file was read once already, and must not have changed since.
    */
-  async writeSubmissions(source: RecordSource, expected: number): Promise<number> {
+  async writeSubmissions(
+    source: RecordSource,
+    expected: number,
+    { sorted }: { sorted: boolean },
+  ): Promise<number> {
     // A row can exist already only if the table had rows before, or if an earlier record of this
     // file wrote it: into an empty table only the ids the filter may have seen are looked up.
     const stored = (await this.trx.selectFrom('submissions').select('id').limit(1).execute()).length > 0
     const seen = new SeenIds(expected)
+    const load = sorted ? await SortedSubmissionLoad.open(this.trx, this.now) : undefined
     let written = 0
     let batch: SubmissionDraft[] = []
     const idsInBatch = new Set<string>()
     const flush = async () => {
       if (batch.length === 0) return
-      await this.writeSubmissionBatch(batch, (id) => stored || seen.mayHave(id))
+      if (load) await this.stageSubmissionBatch(batch, load, stored, (id) => seen.mayHave(id))
+      else await this.writeSubmissionBatch(batch, (id) => stored || seen.mayHave(id))
       for (const id of idsInBatch) seen.add(id)
       written += batch.length
       batch = []
@@ -320,7 +331,37 @@ class Writer {
       }
     }
     await flush()
+    await load?.finish({ created: this.created, updated: this.updated })
     return written
+  }
+
+  /**
+   * Stages `drafts` for a sorted load. Stamps and counts are those of writing each record in turn,
+   * except for a record whose id an earlier record of the file had: `mayRepeat` says which ids
+   * might be such, and the load folds those that are when it finishes.
+   */
+  private async stageSubmissionBatch(
+    drafts: SubmissionDraft[],
+    load: SortedSubmissionLoad,
+    stored: boolean,
+    mayRepeat: (id: string) => boolean,
+  ): Promise<void> {
+    const given = stored ? drafts.flatMap((draft) => (draft.id === undefined ? [] : [draft.id])) : []
+    const existing = await this.existing('submissions', given)
+    this.updated.submissions += existing.size
+    this.created.submissions += drafts.length - existing.size
+    const rows = drafts.map((draft): StagedRow => {
+      const before = draft.id === undefined ? undefined : existing.get(draft.id)
+      if (draft.id !== undefined && mayRepeat(draft.id)) load.suspect(draft.id)
+      return {
+        seq: load.nextSeq(),
+        ...submissionRow(draft, this.stamps(draft, before)),
+        created_given: flag(draft.createdAt !== undefined),
+        updated_given: flag(draft.updatedAt !== undefined),
+        existed: flag(before !== undefined),
+      }
+    })
+    await this.runTemplated(`stage:${SortedSubmissionLoad.table}`, rows, (built) => load.insertQuery(built))
   }
 
   /** Writes `drafts`; `mayExist` says which given ids the database must be asked about. */
@@ -347,9 +388,23 @@ class Writer {
    * writing of them.
    */
   private async upsert<T extends ContentTable>(table: T, rows: Insertable<Database[T]>[]): Promise<void> {
+    await this.runTemplated(`upsert:${table}`, rows, (built) =>
+      this.upsertQuery(table, built as Insertable<Database[T]>[]),
+    )
+  }
+
+  /**
+   * Runs the statement `build` makes for `rows` (which share their columns) through a template
+   * compiled once per `kind`, row count and columns, with this batch's values.
+   */
+  private async runTemplated<R extends object>(
+    kind: string,
+    rows: R[],
+    build: (rows: R[]) => Compilable,
+  ): Promise<void> {
     const columns = Object.keys(rows[0])
-    const template = this.upsertTemplate(table, rows.length, columns)
-    if (template === undefined) return this.upsertBuilt(table, rows)
+    const template = this.template(`${kind}:${rows.length}:${columns.join(',')}`, rows.length, columns, build)
+    if (template === undefined) return this.runBuilt(build(rows))
     const values: unknown[] = []
     for (const row of rows) {
       const record = row as Record<string, unknown>
@@ -357,7 +412,7 @@ class Writer {
       // would be the column's default in a built query, which a template cannot say.
       for (const column of columns) {
         const value = record[column]
-        if (value === undefined) return this.upsertBuilt(table, rows)
+        if (value === undefined) return this.runBuilt(build(rows))
         values.push(value)
       }
     }
@@ -367,9 +422,17 @@ class Writer {
     })
   }
 
-  /** The upsert of `count` rows of `columns` into `table`, compiled with markers for its values. */
-  private upsertTemplate(table: ContentTable, count: number, columns: string[]): UpsertTemplate | undefined {
-    const key = `${table}:${count}:${columns.join(',')}`
+  private async runBuilt(query: Compilable): Promise<void> {
+    await this.trx.executeQuery(query.compile())
+  }
+
+  /** The statement `build` makes for `count` rows of `columns`, compiled with markers for its values. */
+  private template<R extends object>(
+    key: string,
+    count: number,
+    columns: string[],
+    build: (rows: R[]) => Compilable,
+  ): UpsertTemplate | undefined {
     if (this.templates.has(key)) return this.templates.get(key)
     // Each value is a distinct marker object: where it lands among the compiled parameters says
     // which row and column fills that parameter.
@@ -383,19 +446,12 @@ class Writer {
         }),
       ),
     )
-    const compiled = this.upsertQuery(table, rows as Insertable<Database[ContentTable]>[]).compile()
+    const compiled = build(rows as R[]).compile()
     const positions = compiled.parameters.map((parameter) => markers.get(parameter as object) ?? -1)
     const complete = positions.length === markers.size && positions.every((position) => position >= 0)
     const template = complete ? { compiled, positions } : undefined
     this.templates.set(key, template)
     return template
-  }
-
-  private async upsertBuilt<T extends ContentTable>(
-    table: T,
-    rows: Insertable<Database[T]>[],
-  ): Promise<void> {
-    await this.upsertQuery(table, rows).execute()
   }
 
   private upsertQuery<T extends ContentTable>(table: T, rows: Insertable<Database[T]>[]) {
