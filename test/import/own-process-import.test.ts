@@ -1,37 +1,11 @@
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { type Kysely, sql } from 'kysely'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Database } from '../../src/db/tables.js'
+import { sql } from 'kysely'
+import { describe, expect, it } from 'vitest'
 import { BULK_SUBMISSIONS } from '../../src/services/import/batches.js'
-import { createImporter, type Importer } from '../../src/services/import/index.js'
 import { buildForm, buildSubmission } from '../factories.js'
 import { TEST_DIALECT } from '../harness.js'
-import {
-  contentSnapshot,
-  type ImportDatabase,
-  openImportDatabase,
-  refuseSubmissionsNotedExplode,
-} from './support.js'
+import { contentSnapshot, refuseSubmissionsNotedExplode, useCommandLineImportDatabase } from './support.js'
 
-let opened: ImportDatabase
-let db: Kysely<Database>
-/** The importer of `lectern import`, which has its process to itself. */
-let commandLine: Importer
-
-beforeEach(async () => {
-  opened = await openImportDatabase('lectern-import-own-process-')
-  db = opened.db
-  commandLine = createImporter(db, { ownProcess: true })
-})
-
-afterEach(() => opened.close())
-
-function ndjsonFile(lines: readonly object[]): string {
-  const path = join(opened.dir, 'import.ndjson')
-  writeFileSync(path, lines.map((line) => JSON.stringify(line)).join('\n'))
-  return path
-}
+const imports = useCommandLineImportDatabase('lectern-import-own-process-')
 
 /** The submissions table's indexes and their definitions. */
 async function submissionIndexes() {
@@ -41,13 +15,13 @@ async function submissionIndexes() {
           name: string
           definition: string | null
         }>`select name, sql as definition from sqlite_master
-          where type = 'index' and tbl_name = 'submissions' order by name`.execute(db)
+          where type = 'index' and tbl_name = 'submissions' order by name`.execute(imports.db)
       : await sql<{
           name: string
           definition: string | null
         }>`select indexname as name, indexdef as definition
           from pg_indexes where tablename = 'submissions' and schemaname = current_schema() order by indexname`.execute(
-          db,
+          imports.db,
         )
   return rows
 }
@@ -69,14 +43,16 @@ describe('the command-line importer, which has its process to itself', () => {
   it('writes a bulk import whole and leaves every index of submissions as it was, partial ones included', async () => {
     const before = await submissionIndexes()
     const cacheSize = async () =>
-      TEST_DIALECT === 'sqlite' ? (await sql<{ cache_size: number }>`pragma cache_size`.execute(db)).rows : []
+      TEST_DIALECT === 'sqlite'
+        ? (await sql<{ cache_size: number }>`pragma cache_size`.execute(imports.db)).rows
+        : []
     const cacheBefore = await cacheSize()
 
-    const result = await commandLine.importFile(ndjsonFile(bulkLines()))
+    const result = await imports.commandLine.importFile(imports.ndjsonFile(bulkLines()))
 
     expect(result.created.submissions).toBe(BULK_SUBMISSIONS)
     expect(await submissionIndexes()).toEqual(before)
-    const unread = await db
+    const unread = await imports.db
       .selectFrom('submissions')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('form_id', '=', 'form_bulk')
@@ -86,22 +62,24 @@ describe('the command-line importer, which has its process to itself', () => {
     if (TEST_DIALECT === 'sqlite') {
       // The large page cache is the import's only: the connection gets its own back.
       expect(await cacheSize()).toEqual(cacheBefore)
-      const check = await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db)
+      const check = await sql<{ integrity_check: string }>`pragma integrity_check`.execute(imports.db)
       expect(check.rows).toEqual([{ integrity_check: 'ok' }])
     }
   })
 
   it('writes nothing, and keeps every index, when the database refuses the last of a bulk import', async () => {
-    await buildForm(db, { id: 'form_seed', title: 'Seed' })
-    await buildSubmission(db, { formId: 'form_seed', id: 'submission_seed' })
-    await refuseSubmissionsNotedExplode(db)
-    const before = await contentSnapshot(db)
+    await buildForm(imports.db, { id: 'form_seed', title: 'Seed' })
+    await buildSubmission(imports.db, { formId: 'form_seed', id: 'submission_seed' })
+    await refuseSubmissionsNotedExplode(imports.db)
+    const before = await contentSnapshot(imports.db)
     const indexes = await submissionIndexes()
 
     const lines = bulkLines([{ kind: 'submission', formId: 'form_bulk', data: {}, notes: 'explode' }])
-    await expect(commandLine.importFile(ndjsonFile(lines))).rejects.toThrow('refused by trigger')
+    await expect(imports.commandLine.importFile(imports.ndjsonFile(lines))).rejects.toThrow(
+      'refused by trigger',
+    )
 
-    expect(await contentSnapshot(db)).toEqual(before)
+    expect(await contentSnapshot(imports.db)).toEqual(before)
     expect(await submissionIndexes()).toEqual(indexes)
   })
 })
@@ -113,8 +91,8 @@ describe('importing submissions into an empty table', () => {
       formId: 'form_a',
       data: { i },
     }))
-    const result = await commandLine.importFile(
-      ndjsonFile([
+    const result = await imports.commandLine.importFile(
+      imports.ndjsonFile([
         { kind: 'form', id: 'form_a', title: 'A' },
         {
           kind: 'submission',
@@ -130,7 +108,7 @@ describe('importing submissions into an empty table', () => {
 
     expect(result.created.submissions).toBe(1201)
     expect(result.updated.submissions).toBe(1)
-    const row = await db
+    const row = await imports.db
       .selectFrom('submissions')
       .select(['data', 'created_at'])
       .where('id', '=', 'submission_twice')

@@ -1,32 +1,11 @@
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { type Kysely, sql } from 'kysely'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Database } from '../../src/db/tables.js'
+import { sql } from 'kysely'
+import { describe, expect, it } from 'vitest'
 import { BULK_SUBMISSIONS } from '../../src/services/import/batches.js'
-import { createImporter, type Importer } from '../../src/services/import/index.js'
 import { buildForm, buildSubmission } from '../factories.js'
 import { TEST_DIALECT } from '../harness.js'
-import { type ImportDatabase, openImportDatabase } from './support.js'
+import { useCommandLineImportDatabase } from './support.js'
 
-let opened: ImportDatabase
-let db: Kysely<Database>
-/** The importer of `lectern import`: on SQLite only it stores a bulk load sorted. */
-let commandLine: Importer
-
-beforeEach(async () => {
-  opened = await openImportDatabase('lectern-import-sorted-')
-  db = opened.db
-  commandLine = createImporter(db, { ownProcess: true })
-})
-
-afterEach(() => opened.close())
-
-function ndjsonFile(lines: readonly object[]): string {
-  const path = join(opened.dir, 'import.ndjson')
-  writeFileSync(path, lines.map((line) => JSON.stringify(line)).join('\n'))
-  return path
-}
+const imports = useCommandLineImportDatabase('lectern-import-sorted-')
 
 /** A creation time that jumps around with `i`, so the file is in no useful order. */
 const scattered = (i: number) => {
@@ -58,7 +37,7 @@ const firstOutOfOrder = (keys: readonly string[]) => keys.findIndex((key, i) => 
 /** Submissions (form, creation time, id) in the order the database stores them. */
 async function storedOrder(): Promise<string[]> {
   const position = TEST_DIALECT === 'sqlite' ? sql.raw('rowid') : sql.raw('ctid')
-  const rows = await db
+  const rows = await imports.db
     .selectFrom('submissions')
     .select(['form_id', 'created_at', 'id'])
     .orderBy(position)
@@ -68,7 +47,7 @@ async function storedOrder(): Promise<string[]> {
 
 describe('a bulk load of submissions', () => {
   it('is stored in list order (form, creation time, id), whatever the order of the file', async () => {
-    await commandLine.importFile(ndjsonFile(bulkLines()))
+    await imports.commandLine.importFile(imports.ndjsonFile(bulkLines()))
     const order = await storedOrder()
     expect(order).toHaveLength(BULK_SUBMISSIONS)
     expect(firstOutOfOrder(order)).toBe(-1)
@@ -118,12 +97,12 @@ describe('a bulk load of submissions', () => {
     // Spread through the file, so the repeats fall in different batches.
     for (const [n, repeat] of repeats.entries()) lines.splice(3 + n * 10_000, 0, repeat)
     const started = new Date().toISOString().slice(0, 19)
-    const result = await commandLine.importFile(ndjsonFile(lines))
+    const result = await imports.commandLine.importFile(imports.ndjsonFile(lines))
     expect(result.created.submissions).toBe(BULK_SUBMISSIONS + 2)
     expect(result.updated.submissions).toBe(3)
 
     const row = (id: string) =>
-      db.selectFrom('submissions').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+      imports.db.selectFrom('submissions').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
     const thrice = await row('sub_thrice')
     expect(JSON.parse(thrice.data)).toEqual({ n: 3 })
     expect(thrice).toMatchObject({
@@ -136,7 +115,7 @@ describe('a bulk load of submissions', () => {
     expect(twice.created_at).toBe('2019-01-01T00:00:00Z')
     // Its last record gave no updatedAt and replaced a row: it was updated now.
     expect(twice.updated_at >= `${started}Z`).toBe(true)
-    const total = await db
+    const total = await imports.db
       .selectFrom('submissions')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow()
@@ -145,8 +124,8 @@ describe('a bulk load of submissions', () => {
   })
 
   it('overwrites rows stored before, keeping their creation time when the record gives none', async () => {
-    await buildForm(db, { id: 'form_a', title: 'Stored before' })
-    await buildSubmission(db, {
+    await buildForm(imports.db, { id: 'form_a', title: 'Stored before' })
+    await buildSubmission(imports.db, {
       id: 'sub_old',
       formId: 'form_a',
       data: { old: true },
@@ -155,10 +134,10 @@ describe('a bulk load of submissions', () => {
     const lines = bulkLines()
     lines.splice(5, 0, { kind: 'submission', id: 'sub_old', formId: 'form_a', data: { n: 1 } })
     lines.splice(20_000, 0, { kind: 'submission', id: 'sub_old', formId: 'form_b', data: { n: 2 } })
-    const result = await commandLine.importFile(ndjsonFile(lines))
+    const result = await imports.commandLine.importFile(imports.ndjsonFile(lines))
     expect(result.created.submissions).toBe(BULK_SUBMISSIONS)
     expect(result.updated.submissions).toBe(2)
-    const old = await db
+    const old = await imports.db
       .selectFrom('submissions')
       .selectAll()
       .where('id', '=', 'sub_old')
@@ -168,19 +147,21 @@ describe('a bulk load of submissions', () => {
   })
 
   it('leaves no stage behind, and a second bulk load into the same connection works', async () => {
-    await commandLine.importFile(ndjsonFile(bulkLines()))
-    await commandLine.importFile(ndjsonFile(bulkLines()))
-    const result = await db
+    await imports.commandLine.importFile(imports.ndjsonFile(bulkLines()))
+    await imports.commandLine.importFile(imports.ndjsonFile(bulkLines()))
+    const result = await imports.db
       .selectFrom('submissions')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow()
     expect(Number(result.n)).toBe(BULK_SUBMISSIONS)
     const stages =
       TEST_DIALECT === 'sqlite'
-        ? await sql<{ name: string }>`select name from sqlite_temp_master where type = 'table'`.execute(db)
+        ? await sql<{ name: string }>`select name from sqlite_temp_master where type = 'table'`.execute(
+            imports.db,
+          )
         : await sql<{
             name: string
-          }>`select tablename as name from pg_tables where tablename like 'lectern_%'`.execute(db)
+          }>`select tablename as name from pg_tables where tablename like 'lectern_%'`.execute(imports.db)
     expect(stages.rows).toEqual([])
   })
 })

@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Kysely, sql } from 'kysely'
-import { expect } from 'vitest'
+import { afterEach, beforeEach, expect } from 'vitest'
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import type { Database } from '../../src/db/tables.js'
@@ -72,4 +72,37 @@ export async function refuseSubmissionsNotedExplode(db: Kysely<Database>): Promi
   )
   await sql`CREATE TRIGGER refuse_marked BEFORE INSERT ON submissions
     FOR EACH ROW EXECUTE FUNCTION refuse_marked()`.execute(db)
+}
+
+/** What each test of a file using {@link useCommandLineImportDatabase} gets, fresh. */
+export interface CommandLineImportDatabase {
+  opened: ImportDatabase
+  db: Kysely<Database>
+  /** The importer of `lectern import`, which has its process to itself. */
+  commandLine: Importer
+  /** Writes `lines` as the NDJSON file `import.ndjson` in the test's directory, and returns its path. */
+  ndjsonFile(lines: readonly object[]): string
+}
+
+/**
+ * Gives every test of the calling file a fresh database and the importer of `lectern import`;
+ * read the fields inside tests (they are replaced before each one).
+ */
+export function useCommandLineImportDatabase(prefix: string): CommandLineImportDatabase {
+  const current = {} as CommandLineImportDatabase
+  beforeEach(async () => {
+    const opened = await openImportDatabase(prefix)
+    Object.assign(current, {
+      opened,
+      db: opened.db,
+      commandLine: createImporter(opened.db, { ownProcess: true }),
+      ndjsonFile(lines: readonly object[]) {
+        const path = join(opened.dir, 'import.ndjson')
+        writeFileSync(path, lines.map((line) => JSON.stringify(line)).join('\n'))
+        return path
+      },
+    })
+  })
+  afterEach(() => current.opened.close())
+  return current
 }
