@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { type Config, loadConfig } from '../config.js'
-import { type DatabaseHandle, openDatabase } from '../db/database.js'
+import { type DatabaseHandle, type OpenOptions, openDatabase } from '../db/database.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { createServices, type Services } from '../services/index.js'
 
@@ -10,9 +10,10 @@ import { createServices, type Services } from '../services/index.js'
  */
 export async function withServices<T>(
   work: (services: Services, database: DatabaseHandle, config: Config) => Promise<T>,
+  options: OpenOptions = {},
 ): Promise<T> {
   const config = loadConfig()
-  const database = openDatabase(config.DATABASE_URL)
+  const database = openDatabase(config.DATABASE_URL, options)
   try {
     await migrateToLatest(database)
     return await work(createServices(database), database, config)

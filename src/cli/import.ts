@@ -1,18 +1,23 @@
+import { BULK_STATEMENT_TIMEOUT_MS } from '../db/database.js'
 import { plural } from '../errors.js'
 import { createImporter } from '../services/import/index.js'
 import { databaseLocation, withServices } from './context.js'
 
 /** `lectern import <file>`: validates everything, then writes everything or nothing. */
 export async function runImport(file: string): Promise<void> {
-  await withServices(async (_services, database) => {
-    // The import is all this process does: it may write with a large page cache (see `ownProcess`).
-    const importer = createImporter(database.db, { ownProcess: true })
-    const result = await importer.importFile(file)
-    for (const warning of result.warnings) console.error(`warning: ${warning}`)
-    const { forms, submissions, pages, redirects } = result.counts
-    const count = (n: number, noun: string) => `${n} ${plural(n, noun)}`
-    console.log(
-      `Imported ${count(forms, 'form')}, ${count(submissions, 'submission')}, ${count(pages, 'page')} and ${count(redirects, 'redirect')} from ${file} into ${databaseLocation(database)}`,
-    )
-  })
+  await withServices(
+    async (_services, database) => {
+      // The import is all this process does: it may write with a large page cache and run statements
+      // of many seconds (see `ownProcess`).
+      const importer = createImporter(database.db, { ownProcess: true })
+      const result = await importer.importFile(file)
+      for (const warning of result.warnings) console.error(`warning: ${warning}`)
+      const { forms, submissions, pages, redirects } = result.counts
+      const count = (n: number, noun: string) => `${n} ${plural(n, noun)}`
+      console.log(
+        `Imported ${count(forms, 'form')}, ${count(submissions, 'submission')}, ${count(pages, 'page')} and ${count(redirects, 'redirect')} from ${file} into ${databaseLocation(database)}`,
+      )
+    },
+    { statementTimeoutMs: BULK_STATEMENT_TIMEOUT_MS },
+  )
 }

@@ -83,14 +83,14 @@ export function withSubmissionsIndexRebuilt<DB, T>(
 }
 
 /**
- * Whether a bulk load of submissions inside `transaction` is staged and stored in list order (see
- * `SortedSubmissionLoad`). Its move is one statement of many seconds: on PostgreSQL the database
- * server's work, but on SQLite it runs on the caller's thread, which only a process of its own
- * (`lectern import`) may hold that long; inside a server the rows go in as they come, in statements
- * of a few hundred rows that let the event loop turn.
+ * Whether a bulk load of submissions is staged and stored in list order (see
+ * `SortedSubmissionLoad`). Its move is one statement of many seconds, which only a process of its
+ * own (`lectern import`, with its long statement timeout) may run: on SQLite it would hold a
+ * server's event loop, and on PostgreSQL it would outlast a server's statement timeout. Inside a
+ * server the rows go in as they come, in statements of a few hundred rows.
  */
-export function storesBulkLoadsSorted<DB>(transaction: Kysely<DB>, options: BulkWriteOptions): boolean {
-  return dialectOf(transaction as unknown as Kysely<unknown>) === 'postgres' || options.ownProcess === true
+export function storesBulkLoadsSorted(options: BulkWriteOptions): boolean {
+  return options.ownProcess === true
 }
 
 /** Rows one bulk write must change in a table before PostgreSQL's statistics of it are refreshed. */

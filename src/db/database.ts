@@ -46,15 +46,31 @@ export interface JsonSql {
   rewritten(column: string): RawBuilder<string>
 }
 
+/** How long one statement may run before it fails as unavailable (PostgreSQL), unless told otherwise. */
+export const STATEMENT_TIMEOUT_MS = 3_000
+
+/**
+ * How long one statement may run in a process that only loads data (`lectern import`): its bulk
+ * statements (the sorted move of a million submissions, `VACUUM`) run for seconds by design, and
+ * no request waits on them.
+ */
+export const BULK_STATEMENT_TIMEOUT_MS = 30 * 60_000
+
+export interface OpenOptions {
+  /** See {@link STATEMENT_TIMEOUT_MS} and {@link BULK_STATEMENT_TIMEOUT_MS}. */
+  statementTimeoutMs?: number
+}
+
 /**
  * Opens the database named by `DATABASE_URL`: `sqlite:<file>` or `postgres://…`. Everything that
  * differs between the two lives in `dialects/`.
  */
-export function openDatabase(url: string): DatabaseHandle {
+export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHandle {
+  const statementTimeoutMs = options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS
   const handle = url.startsWith('sqlite:')
     ? openSqlite(url.slice('sqlite:'.length))
     : url.startsWith('postgres://') || url.startsWith('postgresql://')
-      ? openPostgres(url, redactUrl(url))
+      ? openPostgres(url, redactUrl(url), statementTimeoutMs)
       : undefined
   if (!handle)
     throw new ValidationError(

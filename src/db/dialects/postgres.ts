@@ -24,8 +24,11 @@ export const POSTGRES_ERROR_CODES: DriverErrorCodes = {
   invalidText: new Set(['22021', '22P05']),
 }
 
-/** Opens a pool to the PostgreSQL database at `url`. `description` is the URL without credentials. */
-export function openPostgres(url: string, description: string): DatabaseHandle {
+/**
+ * Opens a pool to the PostgreSQL database at `url`. `description` is the URL without credentials;
+ * a statement running longer than `statementTimeoutMs` fails (as unavailable).
+ */
+export function openPostgres(url: string, description: string, statementTimeoutMs: number): DatabaseHandle {
   const { Pool } = require('pg') as typeof pg
   const pool = new Pool({
     connectionString: url,
@@ -33,8 +36,8 @@ export function openPostgres(url: string, description: string): DatabaseHandle {
     // Short connect and query timeouts turn an unreachable database into a quick 503 instead of a
     // request that hangs until the client gives up.
     connectionTimeoutMillis: 2000,
-    query_timeout: 3000,
-    statement_timeout: 3000,
+    query_timeout: statementTimeoutMs,
+    statement_timeout: statementTimeoutMs,
     idleTimeoutMillis: 30_000,
     keepAlive: true,
   })

@@ -77,22 +77,24 @@ export async function writeImport(
           CONTENT_TABLES,
           async () => {
             const writer = new Writer(trx, timestamp, created, updated)
+            const writeSubmissionsOf = async (count: number): Promise<number> => {
+              if (count === 0) return 0
+              if (count < BULK_SUBMISSIONS) return writer.writeSubmissions(source, count, { sorted: false })
+              // A sorted load reaches every index of submissions in its own key order (form,
+              // creation time, id), which costs no more than a rebuild; rows in file order land at
+              // random places, and rebuilding the indexes once afterwards beats maintaining them.
+              if (storesBulkLoadsSorted(options))
+                return writer.writeSubmissions(source, count, { sorted: true })
+              return withSubmissionsIndexRebuilt(trx, () =>
+                writer.writeSubmissions(source, count, { sorted: false }),
+              )
+            }
             if (plan.forms.size + plan.pages.size + plan.redirects.size > 0) {
               await writer.releasePaths('pages', 'path', plan.pages)
               await writer.releasePaths('redirects', 'from_path', plan.redirects)
               await writer.writeKept(source, plan)
             }
-            // Past this many rows, rebuilding the order index once beats maintaining it row by row.
-            const written =
-              plan.counts.submissions === 0
-                ? 0
-                : plan.counts.submissions >= BULK_SUBMISSIONS
-                  ? await withSubmissionsIndexRebuilt(trx, () =>
-                      writer.writeSubmissions(source, plan.counts.submissions, {
-                        sorted: storesBulkLoadsSorted(trx, options),
-                      }),
-                    )
-                  : await writer.writeSubmissions(source, plan.counts.submissions, { sorted: false })
+            const written = await writeSubmissionsOf(plan.counts.submissions)
             if (written !== plan.counts.submissions) throw fileChangedError()
             for (const table of ['forms', 'pages', 'redirects'] as const) {
               updated[table] = plan.counts[table] - created[table]
