@@ -20,7 +20,8 @@ export function createContentService(database: DatabaseHandle) {
       options: ListOptions,
       version?: number,
     ): Promise<PageOf<Submission>> {
-      if (!(await repository.formExists(formId))) throw new NotFoundError(`Form '${formId}' not found`)
+      if (!(await repository.formExists(formId, version)))
+        throw new NotFoundError(`Form '${formId}' not found`)
       return repository.listSubmissionsForForm(formId, options, version)
     },
 
@@ -33,7 +34,8 @@ export function createContentService(database: DatabaseHandle) {
       options: ListOptions,
       version?: number,
     ): Promise<PageOf<string>> {
-      if (!(await repository.formExists(formId))) throw new NotFoundError(`Form '${formId}' not found`)
+      if (!(await repository.formExists(formId, version)))
+        throw new NotFoundError(`Form '${formId}' not found`)
       return repository.listSubmissionsJsonForForm(formId, options, version)
     },
 

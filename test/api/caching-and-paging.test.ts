@@ -165,6 +165,17 @@ describe('cached responses and entity tags', () => {
     const res = await get('/api/v1/forms/form_nowhere/submissions', { 'if-none-match': '*' })
     expect(res.statusCode).toBe(404)
   })
+
+  it('finds a form created since it was asked for, and loses one deleted, on the very next request', async () => {
+    const url = '/api/v1/forms/form_comes_and_goes/submissions?pageSize=3'
+    expect((await get(url)).statusCode).toBe(404)
+    expect((await get(url)).statusCode).toBe(404)
+    await buildForm(ctx.database.db, { id: 'form_comes_and_goes', title: 'Here now' })
+    expect((await get(url)).statusCode).toBe(200)
+    expect((await get(url)).statusCode).toBe(200)
+    await ctx.database.db.deleteFrom('forms').where('id', '=', 'form_comes_and_goes').execute()
+    expect((await get(url)).statusCode).toBe(404)
+  })
 })
 
 describe('deep pages', () => {

@@ -1,7 +1,9 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createTestContext, type TestContext } from '../harness.js'
+import { BULK_SUBMISSIONS } from '../../src/services/import/batches.js'
+import { createTestContext, TEST_DIALECT, type TestContext } from '../harness.js'
 import { runCli } from './run-cli.js'
 
 describe('lectern import', () => {
@@ -42,6 +44,27 @@ describe('lectern import', () => {
     const form = await ctx.database.db.selectFrom('forms').selectAll().executeTakeFirstOrThrow()
     expect(form.created_at).toBe('2024-01-05T10:00:00Z')
   })
+
+  // SQLite has no statement timeout; the server's 3 s one is PostgreSQL's.
+  it.skipIf(TEST_DIALECT !== 'postgres')(
+    'runs a bulk load whose statements outlast the statement timeout of a server',
+    async () => {
+      // The sorted move of the load is one INSERT into submissions: this makes it take 3.5 s.
+      await sql`create function slow_insert() returns trigger language plpgsql
+        as $$ begin perform pg_sleep(3.5); return null; end $$`.execute(ctx.database.db)
+      await sql`create trigger slow_insert before insert on submissions
+        for each statement execute function slow_insert()`.execute(ctx.database.db)
+      const file = join(ctx.dir, 'bulk.ndjson')
+      const lines = [JSON.stringify({ kind: 'form', id: 'form_bulk', title: 'Bulk' })]
+      for (let i = 0; i < BULK_SUBMISSIONS; i++)
+        lines.push(JSON.stringify({ kind: 'submission', formId: 'form_bulk', data: { i } }))
+      writeFileSync(file, lines.join('\n'))
+      const result = await cli(['import', file])
+      expect(result.stderr).toBe('')
+      expect(result.code).toBe(0)
+      expect(await count('submissions')).toBe(BULK_SUBMISSIONS)
+    },
+  )
 
   it('streams an NDJSON file', async () => {
     const file = join(ctx.dir, 'content.ndjson')

@@ -6,6 +6,7 @@ import {
   type Selectable,
   sql,
 } from 'kysely'
+import { LRUCache } from 'lru-cache'
 import type { Form, ListOptions, Page, PageOf, Redirect, Submission } from '../../schemas.js'
 import type { DatabaseHandle, JsonSql } from '../database.js'
 import { param } from '../prepared.js'
@@ -243,6 +244,8 @@ export function createContentRepository(handle: DatabaseHandle) {
     submissionJsonSql(handle.json),
   )
   const formById = handle.prepare(handle.db.selectFrom('forms').select('id').where('id', '=', param('id')))
+  // Unknown ids are kept too (they may be asked for again), so the bound matters: 64 KB or so.
+  const knownForms = new LRUCache<string, { version: number; value: boolean }>({ max: 1024 })
 
   /** One page of `scope` with its total; past the end the page is empty without a query. */
   async function listPage<Row, Item>(
@@ -282,7 +285,18 @@ export function createContentRepository(handle: DatabaseHandle) {
     listRedirects: (options: ListOptions & { active?: boolean }, version?: number) =>
       listFlagged(redirects, 'redirects', options.active, options, version, presentRedirect),
 
-    formExists: async (id: string): Promise<boolean> => (await formById({ id })).length > 0,
+    /**
+     * Whether form `id` exists. With the content `version` the caller read, the answer is kept
+     * until the version moves (any change to forms moves it), so a page of a form's submissions that
+     * no cache holds costs one statement fewer: on PostgreSQL, one round trip of three.
+     */
+    formExists: async (id: string, version?: number): Promise<boolean> => {
+      const known = version === undefined ? undefined : knownForms.get(id)
+      if (known !== undefined && known.version === version) return known.value
+      const exists = (await formById({ id })).length > 0
+      if (version !== undefined) knownForms.set(id, { version, value: exists })
+      return exists
+    },
 
     listSubmissionsForForm: (
       formId: string,
