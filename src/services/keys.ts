@@ -344,11 +344,11 @@ export function createKeyService(database: DatabaseHandle) {
 
     /**
      * Decides what a presented key is worth right now: unknown, revoked or orphaned keys are
-     * invalid; deactivated keys and keys of disabled users are inactive.
+     * invalid; deactivated keys and keys of disabled users are inactive. `hash` is
+     * `hashApiKey(plainKey)`, for a caller that has already computed it.
      */
-    checkApiKey: async (plainKey: string): Promise<KeyCheck> => {
+    checkApiKey: async (plainKey: string, hash = hashApiKey(plainKey)): Promise<KeyCheck> => {
       if (!KEY_SHAPE.test(plainKey)) return { status: 'invalid' }
-      const hash = hashApiKey(plainKey)
       const [row] = await lookupKeyFresh(hash)
       if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(hash))) return { status: 'invalid' }
       if (row.revoked_at !== null || row.role === null) return { status: 'invalid' }

@@ -195,11 +195,14 @@ function keyCheckAndCount(keys: KeyService, limiter: RateLimiter) {
     const hash = hashApiKey(token)
     const known = knownKeyIds.get(hash)
     if (known === undefined) {
-      const key = await authenticate(token, keys)
+      const key = await authenticate(token, keys, hash)
       knownKeyIds.set(hash, key.keyId)
       return { key, decision: await limiter.consume(key.keyId) }
     }
-    const [checked, counted] = await Promise.allSettled([authenticate(token, keys), limiter.consume(known)])
+    const [checked, counted] = await Promise.allSettled([
+      authenticate(token, keys, hash),
+      limiter.consume(known),
+    ])
     const charge = counted.status === 'fulfilled' ? counted.value.charge : undefined
     if (checked.status === 'rejected') {
       knownKeyIds.delete(hash)
@@ -212,8 +215,8 @@ function keyCheckAndCount(keys: KeyService, limiter: RateLimiter) {
   }
 }
 
-async function authenticate(token: string, keys: KeyService): Promise<AuthenticatedKey> {
-  const check = await keys.checkApiKey(token)
+async function authenticate(token: string, keys: KeyService, hash?: string): Promise<AuthenticatedKey> {
+  const check = await keys.checkApiKey(token, hash)
   if (check.status === 'invalid') {
     throw new ApiError('invalid_api_key', 'The provided API key is invalid or has been revoked', {
       'WWW-Authenticate': 'Bearer error="invalid_token"',
