@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { sharedFreshLookups } from './fresh-lookups.js'
 
+/** Lets the event loop finish its turn: lookups asked for during it start. */
+const endOfTurn = () => new Promise((resolve) => setImmediate(resolve))
+
 /** A store whose lookups finish only when the test says so, recording the value each one read. */
 function slowStore() {
   let value = 0
@@ -19,24 +22,31 @@ function slowStore() {
     write: () => {
       value += 1
     },
-    /** Lets the oldest unfinished lookup finish, and the callbacks it triggers run. */
+    /**
+     * Lets the turn end (so lookups asked for start), the oldest unfinished lookup finish, and the
+     * callbacks it triggers run, including the start of the lookup queued behind it.
+     */
     finishOne: async () => {
+      await endOfTurn()
       pending.shift()?.()
-      await new Promise((resolve) => setImmediate(resolve))
+      await endOfTurn()
+      await endOfTurn()
     },
   }
 }
 
 describe('sharedFreshLookups', () => {
-  it('starts a lookup at once when none of that key is in flight', async () => {
+  it('starts one lookup per key at the end of the turn, shared by every call of that key made in it', async () => {
     const store = slowStore()
     const shared = sharedFreshLookups(store.lookup)
-    const a = shared('k')
+    const a = [shared('k'), shared('k'), shared('k')]
     const b = shared('other')
+    expect(store.started).toEqual([])
+    await endOfTurn()
     expect(store.started).toEqual(['k', 'other'])
     await store.finishOne()
     await store.finishOne()
-    expect(await a).toBe('k@0')
+    expect(await Promise.all(a)).toEqual(['k@0', 'k@0', 'k@0'])
     expect(await b).toBe('other@0')
   })
 
@@ -44,6 +54,7 @@ describe('sharedFreshLookups', () => {
     const store = slowStore()
     const shared = sharedFreshLookups(store.lookup)
     const first = shared('k')
+    await endOfTurn()
     // A write committed after the first lookup read the store, then a new call.
     store.write()
     const second = shared('k')
@@ -53,10 +64,30 @@ describe('sharedFreshLookups', () => {
     expect(await second).toBe('k@1')
   })
 
+  it('reads a store that answers at once (SQLite) once per turn, after every call of the turn', async () => {
+    let value = 0
+    let reads = 0
+    const shared = sharedFreshLookups(async (key: string) => {
+      reads += 1
+      return `${key}@${value}`
+    })
+    const early = shared('k')
+    // A write made later in the same turn, before the shared read: the earlier caller sees it too,
+    // which is fresh for it as well (the read happened after it asked).
+    value = 1
+    const late = shared('k')
+    expect(await Promise.all([early, late])).toEqual(['k@1', 'k@1'])
+    expect(reads).toBe(1)
+    value = 2
+    expect(await shared('k')).toBe('k@2')
+    expect(reads).toBe(2)
+  })
+
   it('answers every call queued behind a running lookup with one new lookup', async () => {
     const store = slowStore()
     const shared = sharedFreshLookups(store.lookup)
     const first = shared('k')
+    await endOfTurn()
     const queued = [shared('k'), shared('k'), shared('k')]
     expect(store.started).toHaveLength(1)
     await store.finishOne()
@@ -90,6 +121,7 @@ describe('sharedFreshLookups', () => {
         }),
     )
     const first = shared('k')
+    await endOfTurn()
     const queued = [shared('k'), shared('k')]
     failures[0]?.(new Error('database unavailable'))
     await expect(first).rejects.toThrow('database unavailable')
@@ -109,13 +141,14 @@ describe('sharedFreshLookups', () => {
     await expect(shared('k')).resolves.toBe('k')
   })
 
-  it('keeps nothing once no lookup is in flight', async () => {
+  it('keeps nothing once no lookup is pending or in flight', async () => {
     const store = slowStore()
     const shared = sharedFreshLookups(store.lookup)
     const one = shared('k')
     await store.finishOne()
     await one
     const two = shared('k')
+    await endOfTurn()
     expect(store.started).toEqual(['k', 'k'])
     await store.finishOne()
     expect(await two).toBe('k@0')

@@ -67,8 +67,9 @@ export function hashApiKey(plainKey: string): string {
 
 /**
  * API keys: created once and shown once, stored as a SHA-256 hash plus a display prefix.
- * There is deliberately no cache in front of `checkApiKey`: the lookup is one indexed read, and
- * reading it fresh is what makes a revoke from any process effective on the next request.
+ * There is deliberately no cache in front of `checkApiKey`: every request waits for a read of its
+ * key that started after it arrived, which is what makes a revoke from any process effective on
+ * the next request. Requests of one key arriving together share that read (`sharedFreshLookups`).
  */
 export function createKeyService(database: DatabaseHandle) {
   const db = database.db
@@ -92,7 +93,8 @@ export function createKeyService(database: DatabaseHandle) {
       ])
       .where('api_keys.key_hash', '=', param('hash')),
   )
-  // Concurrent requests with one key share a lookup, but never one that started before they arrived.
+  // Requests with one key in the same turn of the event loop, or arriving while its lookup runs,
+  // share the next lookup, never one that started before they arrived.
   const lookupKeyFresh = sharedFreshLookups((hash: string) => lookupKey({ hash }))
   /** Audits `key.expired` on the first use after expiry: the guarded update lets one request, on any instance, win. */
   const recordExpiry = (id: string) =>
