@@ -122,12 +122,13 @@ export function listRoute<Item extends TSchema>(definition: ListRouteDefinition<
       // The pipeline authenticated the request and read the content version with the key.
       const version = request.apiKey?.contentVersion as number
       const cacheKey = `${definition.url}|${params.id ?? ''}|${query.page}|${query.pageSize}|${query.filter ?? ''}`
-      const tag = entityTag(cacheKey, version)
+      const kept = cache.get(cacheKey, version)
+      const tag = kept?.tag ?? entityTag(cacheKey, version)
       reply
         .type('application/json; charset=utf-8')
         .header('ETag', tag)
         .header('Cache-Control', 'private, no-cache')
-      let body: string | Buffer | undefined = cache.get(cacheKey, version)
+      let body: string | Buffer | undefined = kept?.body
       if (body === undefined) {
         // Computed before any 304, so a tag for a form that does not exist still gets its 404.
         let text: string
@@ -137,7 +138,7 @@ export function listRoute<Item extends TSchema>(definition: ListRouteDefinition<
           const page = await definition.list(query, params, version)
           text = reply.serialize({ data: page.items, meta: listMeta(page.total, query) }) as string
         }
-        body = cache.offer(cacheKey, version, text)
+        body = cache.offer(cacheKey, version, text, tag)
       }
       // A 304 has no body, so nothing for a Content-Type to describe (RFC 9110 §15.4.5).
       if (matchesEntityTag(request.headers['if-none-match'], tag))

@@ -8,6 +8,8 @@ interface Entry {
    * its length in heap, while a buffer is exactly its size, off the heap, and goes out unconverted.
    */
   body: Buffer
+  /** The response's `ETag`, computed once for the entry rather than hashed again on every hit. */
+  tag: string
 }
 
 /**
@@ -43,7 +45,8 @@ export class ResponseCache {
     })
   }
 
-  get(key: string, version: number): Buffer | undefined {
+  /** The response kept for `key` at `version`: its bytes and its entity tag. */
+  get(key: string, version: number): Readonly<Entry> | undefined {
     const entry = this.entries.get(key)
     if (entry === undefined) return undefined
     if (entry.version !== version) {
@@ -52,7 +55,7 @@ export class ResponseCache {
       this.recentMisses.set(key, true)
       return undefined
     }
-    return entry.body
+    return entry
   }
 
   /**
@@ -60,14 +63,14 @@ export class ResponseCache {
    * stored bytes when the key was missed recently too, otherwise `body` itself, unconverted, so a
    * one-off response is written to the socket and dropped without ever becoming a buffer.
    */
-  offer(key: string, version: number, body: string): string | Buffer {
+  offer(key: string, version: number, body: string, tag: string): string | Buffer {
     if (this.recentMisses.get(key) === undefined) {
       this.recentMisses.set(key, true)
       return body
     }
     this.recentMisses.delete(key)
     const bytes = Buffer.from(body)
-    this.entries.set(key, { version, body: bytes })
+    this.entries.set(key, { version, body: bytes, tag })
     return bytes
   }
 }
