@@ -18,7 +18,9 @@ import type { WindowCount } from './memory.js'
  * clock-aligned window). ARGV[5..6] are the instance's last-known window for the key (start,
  * count; 0 when it knows none): a floor, so that a Redis that lost its data (a restart without
  * persistence) resumes from what the instance saw instead of granting a fresh hour.
- * Returns {allowed, count, windowStart, retryAfterMs, now}.
+ * ARGV[7] requests of the key are decided in turn, as requests arriving in the same millisecond
+ * one after another would be: each is refused or charged by exactly the rules of one request.
+ * Returns {windowStart, now, then allowed, count, retryAfterMs for each request}.
  */
 const CONSUME_SCRIPT = `
 local t = redis.call('TIME')
@@ -27,6 +29,7 @@ local perHour = tonumber(ARGV[1])
 local perSecond = tonumber(ARGV[2])
 local hourMs = tonumber(ARGV[3])
 local secondMs = tonumber(ARGV[4])
+local requests = tonumber(ARGV[7])
 local window = redis.call('HMGET', KEYS[1], 'start', 'count')
 local start = tonumber(window[1])
 local count = tonumber(window[2])
@@ -40,22 +43,36 @@ if floorCount > count and now < floorStart + hourMs then
   start = math.min(start, floorStart)
   count = floorCount
 end
-if count >= perHour then
-  return {0, count, start, start + hourMs - now, now}
-end
-if redis.call('LLEN', KEYS[2]) >= perSecond then
-  local oldest = tonumber(redis.call('LINDEX', KEYS[2], perSecond - 1))
-  if now - oldest < secondMs then
-    return {0, count, start, oldest + secondMs - now, now}
+local reply = {start, now}
+local charged = false
+for i = 1, requests do
+  local refusedFor = nil
+  if count >= perHour then
+    refusedFor = start + hourMs - now
+  elseif redis.call('LLEN', KEYS[2]) >= perSecond then
+    local oldest = tonumber(redis.call('LINDEX', KEYS[2], perSecond - 1))
+    if now - oldest < secondMs then refusedFor = oldest + secondMs - now end
+  end
+  if refusedFor then
+    table.insert(reply, 0)
+    table.insert(reply, count)
+    table.insert(reply, refusedFor)
+  else
+    count = count + 1
+    charged = true
+    redis.call('LPUSH', KEYS[2], now)
+    redis.call('LTRIM', KEYS[2], 0, perSecond - 1)
+    table.insert(reply, 1)
+    table.insert(reply, count)
+    table.insert(reply, 0)
   end
 end
-count = count + 1
-redis.call('HSET', KEYS[1], 'start', start, 'count', count)
-redis.call('PEXPIREAT', KEYS[1], start + hourMs)
-redis.call('LPUSH', KEYS[2], now)
-redis.call('LTRIM', KEYS[2], 0, perSecond - 1)
-redis.call('PEXPIRE', KEYS[2], secondMs * 2)
-return {1, count, start, 0, now}
+if charged then
+  redis.call('HSET', KEYS[1], 'start', start, 'count', count)
+  redis.call('PEXPIREAT', KEYS[1], start + hourMs)
+  redis.call('PEXPIRE', KEYS[2], secondMs * 2)
+end
+return reply
 `
 
 /**
@@ -72,7 +89,8 @@ redis.call('LREM', KEYS[2], 1, ARGV[1])
 return 1
 `
 
-type ConsumeReply = [number, number, number, number, number]
+/** [windowStart, now, then allowed (1 or 0), count, retryAfterMs for each request]. */
+type ConsumeReply = number[]
 
 interface RedisWithConsume extends Redis {
   lecternConsume(hourKey: string, burstKey: string, ...args: number[]): Promise<ConsumeReply>
@@ -85,9 +103,16 @@ export interface CountedDecision {
   window: WindowCount
 }
 
+interface PendingCounts {
+  floor: WindowCount | undefined
+  waiting: Array<{ resolve(counted: CountedDecision): void; reject(reason: unknown): void }>
+}
+
 /** Counts in Redis, shared by every instance that uses the same Redis and `prefix`. */
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: RedisWithConsume
+  /** Per key, the requests made in this turn of the event loop, sent to Redis at its end. */
+  private readonly batches = new Map<string, PendingCounts>()
 
   constructor(
     redis: Redis,
@@ -109,33 +134,67 @@ export class RedisRateLimiter implements RateLimiter {
 
   /**
    * Checks and charges a request, with `floor` as the least the key's current window may hold
-   * (what this instance last knew), and reports the window Redis now has.
+   * (what this instance last knew), and reports the window Redis now has. The requests of one key
+   * made in the same turn of the event loop go to Redis together, at the end of the turn, in one
+   * script call that decides each in the order they were made (`CONSUME_SCRIPT`): one round trip
+   * and one script run for a burst instead of one each, with every request still refused or charged
+   * on its own by the same atomic rules.
    */
-  async consumeCounted(key: string, floor?: WindowCount): Promise<CountedDecision> {
+  consumeCounted(key: string, floor?: WindowCount): Promise<CountedDecision> {
+    let batch = this.batches.get(key)
+    if (batch === undefined) {
+      batch = { floor, waiting: [] }
+      this.batches.set(key, batch)
+      setImmediate(() => this.send(key))
+    } else {
+      // The newest floor is this instance's latest knowledge of the key's window.
+      batch.floor = floor
+    }
+    const waiting = batch.waiting
+    return new Promise<CountedDecision>((resolve, reject) => waiting.push({ resolve, reject }))
+  }
+
+  private async send(key: string): Promise<void> {
+    const batch = this.batches.get(key)
+    if (batch === undefined) return
+    this.batches.delete(key)
     const { perHour, perSecond } = this.limits
     const [hourKey, burstKey] = this.keysOf(key)
-    const [allowed, count, start, retryAfterMs, now] = await this.redis.lecternConsume(
-      hourKey,
-      burstKey,
-      perHour,
-      perSecond,
-      HOUR_MS,
-      SECOND_MS,
-      floor?.windowStart ?? 0,
-      floor?.count ?? 0,
-    )
-    return {
-      decision: {
-        allowed: allowed === 1,
-        limit: perHour,
-        remaining: Math.max(0, perHour - count),
-        resetAt: Math.ceil((start + HOUR_MS) / 1000),
-        ...(allowed === 1
-          ? { charge: { store: 'redis' as const, at: now, windowStart: start } }
-          : { retryAfter: Math.max(1, Math.ceil(retryAfterMs / 1000)) }),
-      },
-      window: { windowStart: start, count },
+    let reply: ConsumeReply
+    try {
+      reply = await this.redis.lecternConsume(
+        hourKey,
+        burstKey,
+        perHour,
+        perSecond,
+        HOUR_MS,
+        SECOND_MS,
+        batch.floor?.windowStart ?? 0,
+        batch.floor?.count ?? 0,
+        batch.waiting.length,
+      )
+    } catch (error) {
+      for (const waiting of batch.waiting) waiting.reject(error)
+      return
     }
+    const [start, now] = reply
+    // Every request of the batch reports the window as the script left it, after the last one.
+    const window = { windowStart: start, count: reply[reply.length - 2] }
+    batch.waiting.forEach((waiting, i) => {
+      const [allowed, count, retryAfterMs] = reply.slice(2 + 3 * i, 5 + 3 * i)
+      waiting.resolve({
+        decision: {
+          allowed: allowed === 1,
+          limit: perHour,
+          remaining: Math.max(0, perHour - count),
+          resetAt: Math.ceil((start + HOUR_MS) / 1000),
+          ...(allowed === 1
+            ? { charge: { store: 'redis' as const, at: now, windowStart: start } }
+            : { retryAfter: Math.max(1, Math.ceil(retryAfterMs / 1000)) }),
+        },
+        window,
+      })
+    })
   }
 
   async refund(key: string, charge: Charge): Promise<void> {
