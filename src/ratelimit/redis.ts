@@ -154,35 +154,41 @@ export class RedisRateLimiter implements RateLimiter {
     return new Promise<CountedDecision>((resolve, reject) => waiting.push({ resolve, reject }))
   }
 
+  /** Sends a key's batch; every request of it is answered, with the decision or the failure. */
   private async send(key: string): Promise<void> {
     const batch = this.batches.get(key)
     if (batch === undefined) return
     this.batches.delete(key)
-    const { perHour, perSecond } = this.limits
-    const [hourKey, burstKey] = this.keysOf(key)
-    let reply: ConsumeReply
     try {
-      reply = await this.redis.lecternConsume(
-        hourKey,
-        burstKey,
-        perHour,
-        perSecond,
-        HOUR_MS,
-        SECOND_MS,
-        batch.floor?.windowStart ?? 0,
-        batch.floor?.count ?? 0,
-        batch.waiting.length,
-      )
+      const counted = await this.countBatch(key, batch)
+      batch.waiting.forEach((waiting, i) => waiting.resolve(counted[i] as CountedDecision))
     } catch (error) {
       for (const waiting of batch.waiting) waiting.reject(error)
-      return
     }
+  }
+
+  private async countBatch(key: string, batch: PendingCounts): Promise<CountedDecision[]> {
+    const { perHour, perSecond } = this.limits
+    const [hourKey, burstKey] = this.keysOf(key)
+    const reply = await this.redis.lecternConsume(
+      hourKey,
+      burstKey,
+      perHour,
+      perSecond,
+      HOUR_MS,
+      SECOND_MS,
+      batch.floor?.windowStart ?? 0,
+      batch.floor?.count ?? 0,
+      batch.waiting.length,
+    )
+    if (reply.length !== 2 + 3 * batch.waiting.length)
+      throw new Error(`Redis answered ${reply.length} values for ${batch.waiting.length} requests`)
     const [start, now] = reply
     // Every request of the batch reports the window as the script left it, after the last one.
     const window = { windowStart: start, count: reply[reply.length - 2] }
-    batch.waiting.forEach((waiting, i) => {
+    return batch.waiting.map((_, i) => {
       const [allowed, count, retryAfterMs] = reply.slice(2 + 3 * i, 5 + 3 * i)
-      waiting.resolve({
+      return {
         decision: {
           allowed: allowed === 1,
           limit: perHour,
@@ -193,7 +199,7 @@ export class RedisRateLimiter implements RateLimiter {
             : { retryAfter: Math.max(1, Math.ceil(retryAfterMs / 1000)) }),
         },
         window,
-      })
+      }
     })
   }
 

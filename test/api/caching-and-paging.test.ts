@@ -36,6 +36,17 @@ describe('cached responses and entity tags', () => {
     expect((await get('/api/v1/forms?pageSize=5', { 'if-none-match': tag })).statusCode).toBe(200)
   })
 
+  it('answers a page kept in the cache with the same tag and body it was built with', async () => {
+    await buildForm(ctx.database.db, { title: 'Kept' })
+    const built = await get('/api/v1/forms?pageSize=7')
+    // The second request keeps the page; the third is answered from the cache.
+    for (const answer of [await get('/api/v1/forms?pageSize=7'), await get('/api/v1/forms?pageSize=7')]) {
+      expect(answer.statusCode).toBe(200)
+      expect(answer.headers.etag).toBe(built.headers.etag)
+      expect(answer.body).toBe(built.body)
+    }
+  })
+
   it('serves a change on the very next request, with a new tag, however the change was made', async () => {
     const before = await get('/api/v1/page-builder/redirects')
     await buildRedirect(ctx.database.db, { fromPath: '/cached-old', toPath: '/cached-new' })
