@@ -161,7 +161,7 @@ export class RedisRateLimiter implements RateLimiter {
     this.batches.delete(key)
     try {
       const counted = await this.countBatch(key, batch)
-      batch.waiting.forEach((waiting, i) => waiting.resolve(counted[i] as CountedDecision))
+      for (const [i, waiting] of batch.waiting.entries()) waiting.resolve(counted[i] as CountedDecision)
     } catch (error) {
       for (const waiting of batch.waiting) waiting.reject(error)
     }
