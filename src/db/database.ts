@@ -25,7 +25,7 @@ export interface DatabaseHandle {
    * The SQL comes from a Kysely builder (see `param`), never from strings.
    */
   prepare<Row>(query: Compilable<Row>): PreparedQuery<Row>
-  /** SQL for writing JSON text in the database, which each dialect spells its own way. */
+  /** SQL for JSON text in the database, which each dialect spells its own way. */
   json: JsonSql
   /** Resolves when the database answers a trivial query; rejects with `UnavailableError` otherwise. */
   ping(): Promise<void>
@@ -33,17 +33,17 @@ export interface DatabaseHandle {
 }
 
 /**
- * JSON text written by the database itself, so that a page of rows reaches JavaScript as one
- * string per row rather than as one value per column (see `repositories/content.ts`).
+ * JSON text put together by the database, so that a page reaches JavaScript as one value rather
+ * than as one value per row and column (see `repositories/content.ts`).
  */
 export interface JsonSql {
   /**
-   * The JSON text of `column`'s value, byte for byte what `JSON.stringify` writes for the value the
-   * driver would return: a quoted string escaped as `JSON.stringify` escapes it, or `null`.
+   * An aggregate: the texts of `column` over the rows, joined by commas in the order the rows come
+   * (the items of a JSON array, without its brackets), or NULL for no rows. SQLite gives it as a
+   * blob, so the driver hands the bytes over without decoding them into a string that would only
+   * be encoded again for the socket; PostgreSQL as text (its driver decodes every value anyway).
    */
-  value(column: string): RawBuilder<string>
-  /** `column`'s text parsed as JSON and written again; the statement fails when it is not JSON. */
-  rewritten(column: string): RawBuilder<string>
+  joined(column: string): RawBuilder<Buffer | string | null>
 }
 
 /** How long one statement may run before it fails as unavailable (PostgreSQL), unless told otherwise. */

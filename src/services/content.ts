@@ -1,5 +1,5 @@
 import type { DatabaseHandle } from '../db/database.js'
-import { createContentRepository } from '../db/repositories/content.js'
+import { createContentRepository, type JsonPage } from '../db/repositories/content.js'
 import { NotFoundError } from '../errors.js'
 import type { Form, ListOptions, Page, PageOf, Redirect, Submission } from '../schemas.js'
 
@@ -26,14 +26,14 @@ export function createContentService(database: DatabaseHandle) {
     },
 
     /**
-     * The same page as `listSubmissionsForForm` with each item as JSON text, as the API writes it;
-     * a form that does not exist is a `NotFoundError`.
+     * The same page as `listSubmissionsForForm` with its items as JSON text, as the API writes
+     * them; a form that does not exist is a `NotFoundError`.
      */
     async listSubmissionsJsonForForm(
       formId: string,
       options: ListOptions,
       version?: number,
-    ): Promise<PageOf<string>> {
+    ): Promise<JsonPage> {
       if (!(await repository.formExists(formId, version)))
         throw new NotFoundError(`Form '${formId}' not found`)
       return repository.listSubmissionsJsonForForm(formId, options, version)

@@ -1,7 +1,7 @@
 import { type ExpressionBuilder, type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
 import { createContentCache } from '../db/content-version.js'
 import { presentSubmission } from '../db/repositories/content.js'
-import type { Database, SubmissionsTable } from '../db/tables.js'
+import { type Database, SUBMISSION_COLUMNS, type SubmissionsTable } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import type { PageOf, Submission } from '../schemas.js'
 import { now } from '../time.js'
@@ -135,7 +135,7 @@ export function createInboxService(db: Kysely<Database>) {
       const rows =
         ids.length === 0
           ? []
-          : await ordered(db.selectFrom('submissions').selectAll('submissions'), view.sort)
+          : await ordered(db.selectFrom('submissions').select(SUBMISSION_COLUMNS), view.sort)
               .where(
                 'submissions.id',
                 'in',
@@ -173,7 +173,7 @@ export function createInboxService(db: Kysely<Database>) {
           )
         }
         if (view.search === '') {
-          const rows = await query.selectAll('submissions').limit(batchSize).execute()
+          const rows = await query.select(SUBMISSION_COLUMNS).limit(batchSize).execute()
           if (rows.length > 0) yield rows
           if (rows.length < batchSize) return
           const end = rows[rows.length - 1] as Selectable<SubmissionsTable>
@@ -187,7 +187,7 @@ export function createInboxService(db: Kysely<Database>) {
         // PostgreSQL answers a boolean, SQLite 1 or 0.
         const hits = window.filter((row) => row.hit === true || Number(row.hit) === 1).map((row) => row.id)
         if (hits.length > 0)
-          yield await ordered(db.selectFrom('submissions').selectAll('submissions'), view.sort)
+          yield await ordered(db.selectFrom('submissions').select(SUBMISSION_COLUMNS), view.sort)
             .where('submissions.id', 'in', hits)
             .execute()
         if (window.length < batchSize * 4) return
@@ -275,7 +275,7 @@ export function createInboxService(db: Kysely<Database>) {
         throw new ValidationError(`At most ${MAX_BULK_IDS} submissions can be changed at once.`)
       await formExists(formId)
       if (ids.length === 0) return []
-      const rows = await ordered(db.selectFrom('submissions').selectAll('submissions'), sort)
+      const rows = await ordered(db.selectFrom('submissions').select(SUBMISSION_COLUMNS), sort)
         .where('submissions.form_id', '=', formId)
         .where('submissions.id', 'in', [...ids])
         .execute()
@@ -334,7 +334,11 @@ export function createInboxService(db: Kysely<Database>) {
 
     /** One submission with its form id, for the delete confirmation; a `NotFoundError` when there is none. */
     async getSubmission(id: string): Promise<{ formId: string; submission: Submission }> {
-      const row = await db.selectFrom('submissions').selectAll().where('id', '=', id).executeTakeFirst()
+      const row = await db
+        .selectFrom('submissions')
+        .select(SUBMISSION_COLUMNS)
+        .where('id', '=', id)
+        .executeTakeFirst()
       if (!row) throw new NotFoundError(`Submission '${id}' not found`)
       return { formId: row.form_id, submission: presentSubmission(row) }
     },

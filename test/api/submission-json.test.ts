@@ -1,7 +1,8 @@
 import fc from 'fast-check'
 import Fastify, { type FastifyInstance } from 'fastify'
+import type { Kysely } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { presentSubmission, submissionJson, submissionJsonSql } from '../../src/db/repositories/content.js'
+import { presentSubmission, submissionJson } from '../../src/db/repositories/content.js'
 import type { SubmissionsTable } from '../../src/db/tables.js'
 import { listOf, SubmissionSchema } from '../../src/schemas.js'
 import { buildForm } from '../factories.js'
@@ -102,7 +103,7 @@ describe('submissions written as JSON text', () => {
   })
 })
 
-describe('submissions written as JSON text by the database', () => {
+describe("each submission's JSON kept by the database (its json column)", () => {
   let ctx: TestContext
   let formId: string
   beforeAll(async () => {
@@ -111,15 +112,12 @@ describe('submissions written as JSON text by the database', () => {
   })
   afterAll(() => ctx.close())
 
-  /** Stores `rows` and reads each back as the database writes it, by id. */
+  /** Stores `rows` and reads back each one's `json` column, by id. */
   async function writtenByDatabase(rows: SubmissionsTable[]): Promise<Map<string, string>> {
     const db = ctx.database.db
     await db.deleteFrom('submissions').execute()
     if (rows.length > 0) await db.insertInto('submissions').values(rows).execute()
-    const read = await db
-      .selectFrom('submissions')
-      .select(['id', submissionJsonSql(ctx.database.json).as('json')])
-      .execute()
+    const read = await db.selectFrom('submissions').select(['id', 'json']).execute()
     return new Map(read.map((row) => [row.id, row.json]))
   }
 
@@ -133,6 +131,35 @@ describe('submissions written as JSON text by the database', () => {
       }),
       { numRuns: 150 },
     )
+  })
+
+  it('keeps the JSON current through every change to a row, whoever makes it', async () => {
+    await fc.assert(
+      fc.asyncProperty(row, row, async (before, after) => {
+        const id = before.id
+        await writtenByDatabase([{ ...before, form_id: formId }])
+        const { id: _same, form_id: _form, ...changes } = after
+        await ctx.database.db.updateTable('submissions').set(changes).where('id', '=', id).execute()
+        const [read] = await ctx.database.db
+          .selectFrom('submissions')
+          .select('json')
+          .where('id', '=', id)
+          .execute()
+        expect(read.json).toBe(JSON.stringify(presentSubmission({ ...after, id, form_id: formId })))
+      }),
+      { numRuns: 60 },
+    )
+  })
+
+  it('refuses to have the JSON written by anyone but the database', async () => {
+    const base = { ...fc.sample(row, 1)[0], id: 'sub_written', form_id: formId }
+    await writtenByDatabase([base])
+    const db = ctx.database.db as unknown as Kysely<{ submissions: { id: string; json: string } }>
+    await expect(
+      db.updateTable('submissions').set({ json: '{"id":"forged"}' }).where('id', '=', base.id).execute(),
+    ).rejects.toThrow()
+    const [read] = await db.selectFrom('submissions').select('json').where('id', '=', base.id).execute()
+    expect(read.json).toBe(JSON.stringify(presentSubmission(base)))
   })
 
   it('writes every control character, quote and backslash escaped as JSON.stringify does', async () => {

@@ -70,11 +70,8 @@ export function openPostgres(url: string, description: string, statementTimeoutM
         }
       }
     },
-    // to_json escapes text as JSON.stringify does (\" \\ \b \f \n \r \t, \u00xx for other
-    // controls); it is NULL for NULL, which JSON writes as null.
     json: {
-      value: (column) => sql<string>`coalesce(to_json(${sql.ref(column)})::text, 'null')`,
-      rewritten: (column) => sql<string>`(${sql.ref(column)}::jsonb)::text`,
+      joined: (column) => sql<string | null>`string_agg(${sql.ref(column)}, ',')`,
     },
     ping: async () => {
       await sql`select 1`.execute(db)

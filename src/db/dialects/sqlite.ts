@@ -56,11 +56,8 @@ export function openSqlite(file: string): DatabaseHandle {
         }
       }
     },
-    // json_quote escapes as JSON.stringify does (\" \\ \b \f \n \r \t, \u00xx for other
-    // controls) and writes NULL as null and a number as a number, as the driver returns them.
     json: {
-      value: (column) => sql<string>`json_quote(${sql.ref(column)})`,
-      rewritten: (column) => sql<string>`json(${sql.ref(column)})`,
+      joined: (column) => sql<Buffer | null>`cast(group_concat(${sql.ref(column)}, ',') as blob)`,
     },
     ping: async () => {
       await sql`select 1`.execute(db)

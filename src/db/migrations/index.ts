@@ -7,6 +7,7 @@ import * as audit from './005-audit.js'
 import * as keyExpiry from './006-key-expiry.js'
 import * as keyUsage from './007-key-usage.js'
 import * as submissionInbox from './008-submission-inbox.js'
+import * as submissionJson from './009-submission-json.js'
 
 /** Migrations are listed here rather than read from disk so that source and build run the same set. */
 export const migrationProvider: MigrationProvider = {
@@ -20,6 +21,7 @@ export const migrationProvider: MigrationProvider = {
       '006-key-expiry': keyExpiry,
       '007-key-usage': keyUsage,
       '008-submission-inbox': submissionInbox,
+      '009-submission-json': submissionJson,
     }
   },
 }

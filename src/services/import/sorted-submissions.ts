@@ -1,5 +1,5 @@
 import { type Compilable, type Insertable, type Kysely, sql, type Transaction } from 'kysely'
-import type { Database, SubmissionsTable } from '../../db/tables.js'
+import { type Database, SUBMISSION_COLUMNS, type SubmissionsTable } from '../../db/tables.js'
 import { BATCH_SIZE, chunks } from './batches.js'
 import type { KindCounts } from './kinds.js'
 
@@ -23,20 +23,7 @@ interface StagingTables extends Database {
 }
 
 /** The columns of `submissions`, in the order the move writes them. */
-const COLUMNS = [
-  'id',
-  'form_id',
-  'data',
-  'ip_address',
-  'user_agent',
-  'referrer',
-  'submitted_by',
-  'is_read',
-  'is_starred',
-  'notes',
-  'created_at',
-  'updated_at',
-] as const satisfies readonly (keyof SubmissionsTable)[]
+const COLUMNS = SUBMISSION_COLUMNS
 
 /**
  * A large load of submissions stored in the order the API lists them (form, then creation time,

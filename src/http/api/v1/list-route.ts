@@ -1,6 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import { Type } from '@sinclair/typebox'
 import type { RouteOptions } from 'fastify'
+import type { JsonPage } from '../../../db/repositories/content.js'
 import { listOf, type PageOf } from '../../../schemas.js'
 import { type Permission, ROLE_PERMISSIONS } from '../../../services/roles.js'
 import {
@@ -58,15 +59,22 @@ export type ListRouteDefinition<Item extends TSchema> = ListRouteBase<Item> &
         listJson?: never
       }
     | {
-        /** One page of items as JSON text, one string per item. */
-        listJson(query: ListQuery, params: Record<string, string>, version: number): Promise<PageOf<string>>
+        /** One page of items as JSON text, joined by commas. */
+        listJson(query: ListQuery, params: Record<string, string>, version: number): Promise<JsonPage>
         list?: never
       }
   )
 
-/** The list envelope around items that are already JSON text, laid out as the compiled serializer lays it out. */
-function listBodyFromJson(page: PageOf<string>, query: ListQuery): string {
-  return `{"data":[${page.items.join(',')}],"meta":${JSON.stringify(listMeta(page.total, query))}}`
+const DATA_OPENING = Buffer.from('{"data":[')
+
+/**
+ * The list envelope around items that are already JSON text, laid out as the compiled serializer
+ * lays it out. Items given as bytes stay bytes: the body goes out without a UTF-8 round trip.
+ */
+function listBodyFromJson(page: JsonPage, query: ListQuery): string | Buffer {
+  const closing = `],"meta":${JSON.stringify(listMeta(page.total, query))}}`
+  if (typeof page.json === 'string') return `{"data":[${page.json}${closing}`
+  return Buffer.concat([DATA_OPENING, page.json, Buffer.from(closing)])
 }
 
 const CONDITIONAL_REQUEST_HEADERS = Type.Object({
@@ -131,7 +139,7 @@ export function listRoute<Item extends TSchema>(definition: ListRouteDefinition<
       let body: string | Buffer | undefined = kept?.body
       if (body === undefined) {
         // Computed before any 304, so a tag for a form that does not exist still gets its 404.
-        let text: string
+        let text: string | Buffer
         if (definition.listJson) {
           text = listBodyFromJson(await definition.listJson(query, params, version), query)
         } else {
