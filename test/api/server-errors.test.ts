@@ -8,6 +8,18 @@ import { expectError, expectList, GENEROUS_LIMITS, request } from '../security-s
 const LEAKS =
   /stack|sqlite|select |from "|no such table|unexpected token|json|\.ts:|\.js:|node_modules|at \w+ \(/i
 
+/**
+ * Leaves submission `id` impossible to serve. Text that is not JSON cannot be stored as its `data`
+ * any more (the database computes the JSON column from it, and refuses), so the column the API
+ * reads is taken away instead.
+ */
+async function breakSubmission(ctx: TestContext, id: string, data: string): Promise<void> {
+  await expect(
+    sql`UPDATE submissions SET data = ${data} WHERE id = ${id}`.execute(ctx.database.db),
+  ).rejects.toThrow()
+  await sql`ALTER TABLE submissions DROP COLUMN json`.execute(ctx.database.db)
+}
+
 describe('internal errors and an unavailable database', () => {
   let ctx: TestContext
   let auth: string
@@ -22,9 +34,7 @@ describe('internal errors and an unavailable database', () => {
   it('answers a failure inside a handler with a bare 500 internal_error, no stack trace and no detail', async () => {
     await buildForm(ctx.database.db, { id: 'form_corrupt' })
     await buildSubmission(ctx.database.db, { formId: 'form_corrupt', id: 'submission_corrupt' })
-    await sql`UPDATE submissions SET data = '{not json' WHERE id = 'submission_corrupt'`.execute(
-      ctx.database.db,
-    )
+    await breakSubmission(ctx, 'submission_corrupt', '{not json')
     const res = await request(ctx.app, '/api/v1/forms/form_corrupt/submissions', auth)
     const body = expectError(res, 500, 'internal_error')
     expect(res.body).not.toMatch(LEAKS)
@@ -123,14 +133,22 @@ describe('every error in phrase form (ERROR_STYLE=phrase)', () => {
   })
 
   it("uses 'Internal server error' for a 500", async () => {
-    await buildSubmission(ctx.database.db, { formId: 'form_phrase', id: 'submission_bad' })
-    await sql`UPDATE submissions SET data = 'oops' WHERE id = 'submission_bad'`.execute(ctx.database.db)
-    expectError(
-      await request(ctx.app, '/api/v1/forms/form_phrase/submissions', auth),
-      500,
-      'internal_error',
-      'phrase',
-    )
+    // A database of its own: breaking a submission breaks the table for every later request.
+    const own = await createTestContext({ errorStyle: 'phrase', perHour: 1000, perSecond: 1000 })
+    try {
+      const ownAuth = (await buildApiKey(own.database.db)).authorization
+      await buildForm(own.database.db, { id: 'form_phrase' })
+      await buildSubmission(own.database.db, { formId: 'form_phrase', id: 'submission_bad' })
+      await breakSubmission(own, 'submission_bad', 'oops')
+      expectError(
+        await request(own.app, '/api/v1/forms/form_phrase/submissions', ownAuth),
+        500,
+        'internal_error',
+        'phrase',
+      )
+    } finally {
+      await own.close()
+    }
   })
 })
 
