@@ -39,11 +39,9 @@ export interface DatabaseHandle {
 export interface JsonSql {
   /**
    * An aggregate: the texts of `column` over the rows, joined by commas in the order the rows come
-   * (the items of a JSON array, without its brackets), or NULL for no rows. SQLite gives it as a
-   * blob, so the driver hands the bytes over without decoding them into a string that would only
-   * be encoded again for the socket; PostgreSQL as text (its driver decodes every value anyway).
+   * (the items of a JSON array, without its brackets), or NULL for no rows.
    */
-  joined(column: string): RawBuilder<Buffer | string | null>
+  joined(column: string): RawBuilder<string | null>
 }
 
 /** How long one statement may run before it fails as unavailable (PostgreSQL), unless told otherwise. */

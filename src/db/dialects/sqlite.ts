@@ -57,7 +57,7 @@ export function openSqlite(file: string): DatabaseHandle {
       }
     },
     json: {
-      joined: (column) => sql<Buffer | null>`cast(group_concat(${sql.ref(column)}, ',') as blob)`,
+      joined: (column) => sql<string | null>`group_concat(${sql.ref(column)}, ',')`,
     },
     ping: async () => {
       await sql`select 1`.execute(db)

@@ -218,15 +218,15 @@ type OrderableQuery<Q> = {
 
 /** A page of items as JSON text: the items written and joined by commas, without the brackets. */
 export interface JsonPage {
-  /** Bytes on SQLite (a blob, handed over without decoding), text on PostgreSQL; empty for none. */
-  json: Buffer | string
+  /** Empty for no items. */
+  json: string
   total: number
 }
 
 /** The one row of a joined page (see `pagerFor`), or none past the end. */
-type JoinedRow = { json: Buffer | string | null }
-const joinedJson = (rows: JoinedRow[]): Buffer | string => rows[0]?.json ?? ''
-const submissionsOf = (rows: JoinedRow[]) => JSON.parse(`[${joinedJson(rows).toString()}]`) as Submission[]
+type JoinedRow = { json: string | null }
+const joinedJson = (rows: JoinedRow[]): string => rows[0]?.json ?? ''
+const submissionsOf = (rows: JoinedRow[]) => JSON.parse(`[${joinedJson(rows)}]`) as Submission[]
 
 const offsetOf = ({ page, pageSize }: ListOptions) => (page - 1) * pageSize
 

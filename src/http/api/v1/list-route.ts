@@ -65,16 +65,9 @@ export type ListRouteDefinition<Item extends TSchema> = ListRouteBase<Item> &
       }
   )
 
-const DATA_OPENING = Buffer.from('{"data":[')
-
-/**
- * The list envelope around items that are already JSON text, laid out as the compiled serializer
- * lays it out. Items given as bytes stay bytes: the body goes out without a UTF-8 round trip.
- */
-function listBodyFromJson(page: JsonPage, query: ListQuery): string | Buffer {
-  const closing = `],"meta":${JSON.stringify(listMeta(page.total, query))}}`
-  if (typeof page.json === 'string') return `{"data":[${page.json}${closing}`
-  return Buffer.concat([DATA_OPENING, page.json, Buffer.from(closing)])
+/** The list envelope around items that are already JSON text, laid out as the compiled serializer lays it out. */
+function listBodyFromJson(page: JsonPage, query: ListQuery): string {
+  return `{"data":[${page.json}],"meta":${JSON.stringify(listMeta(page.total, query))}}`
 }
 
 const CONDITIONAL_REQUEST_HEADERS = Type.Object({
@@ -139,7 +132,7 @@ export function listRoute<Item extends TSchema>(definition: ListRouteDefinition<
       let body: string | Buffer | undefined = kept?.body
       if (body === undefined) {
         // Computed before any 304, so a tag for a form that does not exist still gets its 404.
-        let text: string | Buffer
+        let text: string
         if (definition.listJson) {
           text = listBodyFromJson(await definition.listJson(query, params, version), query)
         } else {

@@ -63,13 +63,13 @@ export class ResponseCache {
    * stored bytes when the key was missed recently too, otherwise `body` itself, unconverted, so a
    * one-off response is written to the socket and dropped without ever becoming a buffer.
    */
-  offer(key: string, version: number, body: string | Buffer, tag: string): string | Buffer {
+  offer(key: string, version: number, body: string, tag: string): string | Buffer {
     if (this.recentMisses.get(key) === undefined) {
       this.recentMisses.set(key, true)
       return body
     }
     this.recentMisses.delete(key)
-    const bytes = typeof body === 'string' ? Buffer.from(body) : body
+    const bytes = Buffer.from(body)
     this.entries.set(key, { version, body: bytes, tag })
     return bytes
   }
