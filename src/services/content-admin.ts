@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely'
 import { UniqueViolationError } from '../db/errors.js'
 import { presentPage, presentSubmission } from '../db/repositories/content.js'
-import type { Database, FormsTable } from '../db/tables.js'
+import { type Database, type FormsTable, SUBMISSION_COLUMNS } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { newId } from '../ids.js'
 import { FIELD_LIMITS, textProblem } from '../limits.js'
@@ -465,7 +465,11 @@ export function createContentAdminService(db: Kysely<Database>) {
       const problem = typeof notes === 'string' ? textProblem(notes, MAX_NOTES_LENGTH) : null
       if (problem !== null) throw new ValidationError(`Notes ${problem}`)
       return db.transaction().execute(async (trx) => {
-        const row = await trx.selectFrom('submissions').selectAll().where('id', '=', id).executeTakeFirst()
+        const row = await trx
+          .selectFrom('submissions')
+          .select(SUBMISSION_COLUMNS)
+          .where('id', '=', id)
+          .executeTakeFirst()
         if (!row) throw new NotFoundError(`Submission '${id}' not found`)
         const update = {
           ...(change.isRead === undefined ? {} : { is_read: change.isRead ? (1 as const) : (0 as const) }),
