@@ -22,9 +22,6 @@ interface StagingTables extends Database {
   [REPEATED]: { id: string }
 }
 
-/** The columns of `submissions`, in the order the move writes them. */
-const COLUMNS = SUBMISSION_COLUMNS
-
 /**
  * A large load of submissions stored in the order the API lists them (form, then creation time,
  * then id), whatever the order of the file. Rows are appended to a temporary table as they are
@@ -106,15 +103,18 @@ export class SortedSubmissionLoad {
   async finish(counts: { created: KindCounts; updated: KindCounts }): Promise<void> {
     if (this.suspects.size > 0) await this.foldRepeats(counts)
     const update = Object.fromEntries(
-      COLUMNS.filter((column) => column !== 'id').map((column) => [column, sql.ref(`excluded.${column}`)]),
+      SUBMISSION_COLUMNS.filter((column) => column !== 'id').map((column) => [
+        column,
+        sql.ref(`excluded.${column}`),
+      ]),
     )
     await this.db
       .insertInto('submissions')
-      .columns(COLUMNS)
+      .columns(SUBMISSION_COLUMNS)
       .expression(
         this.db
           .selectFrom(STAGED)
-          .select(COLUMNS)
+          .select(SUBMISSION_COLUMNS)
           // SQLite reads `SELECT … ON CONFLICT` as a join without a WHERE clause before it.
           .where(sql<boolean>`true`)
           .orderBy('form_id')
