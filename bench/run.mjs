@@ -166,42 +166,44 @@ async function main() {
 
   const mainScenarios = scenariosFor(primary.dataset.description, { main: true }).filter(selected)
 
-  // Lectern on SQLite: fetch each scenario's response for the bare server, then measure.
+  // Lectern on SQLite (and on PostgreSQL + Redis): fetch each scenario's response for the bare
+  // server, then measure. Each scenario runs on SQLite, on the bare server and on PostgreSQL one
+  // right after the other, while the servers not measured idle: on a shared machine whose speed
+  // drifts over minutes, a ratio is only fair between runs made seconds apart.
   const sqliteFixtures = new Map()
-  if (mainScenarios.length > 0) {
-    const sqliteKey = await createApiKey(primary.database.url)
-    await withLectern(primary.database.url, {}, async (lectern) => {
-      for (const scenario of mainScenarios) {
-        const server = await lectern.current()
-        sqliteFixtures.set(scenario.id, await fetchFixture(server.port, sqliteKey, scenario, note))
-      }
-      for (const scenario of mainScenarios) {
-        await attempt(`sqlite ${scenario.id}`, async () =>
-          measure('sqlite', mainLabel, scenario, await lectern.current(), sqliteKey),
-        )
-      }
-    })
+  const measureMain = async (sqlite, sqliteKey, pg) => {
     for (const scenario of mainScenarios) {
+      await attempt(`sqlite ${scenario.id}`, async () =>
+        measure('sqlite', mainLabel, scenario, await sqlite.current(), sqliteKey),
+      )
       await attempt(`bare ${scenario.id}`, () =>
         measureBare(mainLabel, scenario, sqliteFixtures.get(scenario.id)),
       )
-    }
-  }
-
-  if (postgres && mainScenarios.length > 0) {
-    await withLectern(postgres.url, { redisUrl: config.redisUrl }, async (lectern) => {
-      for (const scenario of mainScenarios) {
-        const server = await lectern.current()
-        const fixture = await fetchFixture(server.port, postgres.key, scenario, note)
-        if (!fixture.body.equals(sqliteFixtures.get(scenario.id).body)) {
-          note(`${scenario.id}: the PostgreSQL response body differs from the SQLite one.`)
-        }
-      }
-      for (const scenario of mainScenarios) {
+      if (pg) {
         await attempt(`postgres ${scenario.id}`, async () =>
-          measure('postgres', mainLabel, scenario, await lectern.current(), postgres.key),
+          measure('postgres', mainLabel, scenario, await pg.current(), postgres.key),
         )
       }
+    }
+  }
+  if (mainScenarios.length > 0) {
+    const sqliteKey = await createApiKey(primary.database.url)
+    await withLectern(primary.database.url, {}, async (sqlite) => {
+      for (const scenario of mainScenarios) {
+        const server = await sqlite.current()
+        sqliteFixtures.set(scenario.id, await fetchFixture(server.port, sqliteKey, scenario, note))
+      }
+      if (!postgres) return measureMain(sqlite, sqliteKey, null)
+      await withLectern(postgres.url, { redisUrl: config.redisUrl }, async (pg) => {
+        for (const scenario of mainScenarios) {
+          const server = await pg.current()
+          const fixture = await fetchFixture(server.port, postgres.key, scenario, note)
+          if (!fixture.body.equals(sqliteFixtures.get(scenario.id).body)) {
+            note(`${scenario.id}: the PostgreSQL response body differs from the SQLite one.`)
+          }
+        }
+        await measureMain(sqlite, sqliteKey, pg)
+      })
     })
   }
 
@@ -223,13 +225,11 @@ async function main() {
         await attempt(`sqlite ${scenario.id} (${sizeLabel(size)})`, async () =>
           measure('sqlite', sizeLabel(size), scenario, await lectern.current(), key),
         )
+        await attempt(`bare ${scenario.id} (${sizeLabel(size)})`, () =>
+          measureBare(sizeLabel(size), scenario, fixtures.get(scenario.id)),
+        )
       }
     })
-    for (const scenario of scenarios) {
-      await attempt(`bare ${scenario.id} (${sizeLabel(size)})`, () =>
-        measureBare(sizeLabel(size), scenario, fixtures.get(scenario.id)),
-      )
-    }
   }
 
   if (config.soakDuration > 0 && selected({ id: 'soak' })) {

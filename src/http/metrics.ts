@@ -192,11 +192,13 @@ export function registerMetrics(
     },
   })
 
-  app.addHook('onResponse', async (request, reply) => {
+  // A callback hook, not an async one: it never waits, and a promise per response is not free.
+  app.addHook('onResponse', (request, reply, done) => {
     // The route pattern, not the URL, keeps the label set small (ids never become labels).
     const route = request.routeOptions.url ?? 'unmatched'
     requests.inc({ method: request.method, route, status: reply.statusCode })
     latency.observe({ method: request.method, route }, reply.elapsedTime / 1000)
+    done()
   })
 
   const metrics = { registry, rateLimitRejections }

@@ -73,17 +73,19 @@ const STEP = 20
 export class KeysetPager<Row> {
   private readonly totals = new LRUCache<string, Cached<number>>({ max: 256 })
   private readonly indexes = new LRUCache<string, Cached<PositionIndex>>({ max: 32 })
-  private readonly building = new Map<string, Promise<PositionIndex>>()
+  /** Counts and scans running for a scope at a version, shared by the requests that need them. */
+  private readonly running = new Map<string, Promise<unknown>>()
 
   constructor(private readonly queries: PagerQueries<Row>) {}
 
   /** The number of rows in `scope` (the list plus its filter values, e.g. one form's id). */
   async total(scope: string, values: Record<string, unknown>, version?: number): Promise<number> {
+    const count = async () => Number((await this.queries.count(values))[0]?.total ?? 0)
+    if (version === undefined) return count()
     const cached = this.totals.get(scope)
-    if (version !== undefined && cached?.version === version) return cached.value
-    const [row] = await this.queries.count(values)
-    const total = Number(row?.total ?? 0)
-    if (version !== undefined) this.totals.set(scope, { version, value: total })
+    if (cached?.version === version) return cached.value
+    const total = await this.once(`total\u0000${scope}\u0000${version}`, count)
+    this.totals.set(scope, { version, value: total })
     return total
   }
 
@@ -117,18 +119,26 @@ export class KeysetPager<Row> {
   ): Promise<PositionIndex> {
     const cached = this.indexes.get(scope)
     if (cached?.version === version) return cached.value
-    // Concurrent requests for a fresh version share one scan instead of each running their own.
-    const inFlight = `${scope}\u0000${version}`
-    let pending = this.building.get(inFlight)
-    if (!pending) {
-      pending = this.queries
-        .boundaries({ ...values, step: STEP })
-        .then((keys) => new PositionIndex(keys))
-        .finally(() => this.building.delete(inFlight))
-      this.building.set(inFlight, pending)
-    }
-    const index = await pending
+    const index = await this.once(
+      `index\u0000${scope}\u0000${version}`,
+      async () => new PositionIndex(await this.queries.boundaries({ ...values, step: STEP })),
+    )
     this.indexes.set(scope, { version, value: index })
     return index
+  }
+
+  /**
+   * Runs `work` once for every caller asking for `key` while it runs. After a change, every request
+   * in flight misses the caches at the new version together: without this each would count the
+   * whole list (0.1–0.2 s at a million rows on SQLite, where it also blocks the server) or scan it
+   * for the position index, one after another.
+   */
+  private once<T>(key: string, work: () => Promise<T>): Promise<T> {
+    let pending = this.running.get(key) as Promise<T> | undefined
+    if (pending === undefined) {
+      pending = work().finally(() => this.running.delete(key))
+      this.running.set(key, pending)
+    }
+    return pending
   }
 }

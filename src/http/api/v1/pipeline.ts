@@ -68,6 +68,9 @@ export function registerApiPipeline(
   app.decorateRequest('apiKey', null)
   const authenticateAndCount = keyCheckAndCount(deps.keys, deps.limiter)
 
+  // One hook for the whole pipeline: each further hook costs every request a turn through
+  // Fastify's hook runner. Routing is done before `onRequest`, so the route's permission and its
+  // query are known here.
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const readMethod = READ_METHODS.has(request.method)
     let checked: { key: AuthenticatedKey; decision: RateLimitDecision }
@@ -79,11 +82,13 @@ export function registerApiPipeline(
     }
     const { key, decision } = checked
     deps.usage?.count(key.keyId, !decision.allowed)
+    const fields = rateLimitFields(decision, deps.perSecond)
     reply.headers({
       'X-RateLimit-Limit': decision.limit,
       'X-RateLimit-Remaining': decision.remaining,
       'X-RateLimit-Reset': decision.resetAt,
-      ...rateLimitFields(decision, deps.perSecond),
+      'RateLimit-Policy': fields.policy,
+      RateLimit: fields.items,
     })
     if (!decision.allowed) {
       deps.onRateLimited?.()
@@ -93,13 +98,10 @@ export function registerApiPipeline(
     }
     if (!readMethod) throw methodNotAllowed(request.method)
     request.apiKey = key
-  })
-
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     const warning = unknownParametersWarning(request)
     if (warning) reply.header('Lectern-Warning', warning)
     const permission = request.routeOptions.config.permission
-    if (permission && !roleAllows(request.apiKey?.role ?? '', permission)) {
+    if (permission && !roleAllows(key.role, permission)) {
       throw new ApiError(
         'insufficient_permissions',
         `This API key does not have the '${permission}' permission`,
@@ -123,21 +125,29 @@ function rateLimitMessage(decision: RateLimitDecision, perSecond: number | undef
   return `Rate limit exceeded: more than ${perSecond ?? 'the allowed'} requests in one second for this API key; please try again later`
 }
 
+/** The `RateLimit-Policy` value per pair of limits: the same on every response, so written once. */
+const policies = new Map<string, string>()
+
 /**
  * The IETF draft's fields (draft-ietf-httpapi-ratelimit-headers): both policies, and what is left
  * of the hourly one; a refusal by the burst limit adds the exhausted burst item, so a 429 beside
  * plenty of hourly quota explains itself.
  */
 function rateLimitFields(decision: RateLimitDecision, perSecond: number | undefined) {
-  const policies = [`"hour";q=${decision.limit};w=3600`]
-  if (perSecond !== undefined) policies.push(`"burst";q=${perSecond};w=1`)
+  const limits = `${decision.limit}/${perSecond}`
+  let policy = policies.get(limits)
+  if (policy === undefined) {
+    policy = `"hour";q=${decision.limit};w=3600`
+    if (perSecond !== undefined) policy += `, "burst";q=${perSecond};w=1`
+    policies.set(limits, policy)
+  }
   const refused = refusedBy(decision)
   const retryAfter = decision.retryAfter ?? 1
   const hourReset =
     refused === 'hour' ? retryAfter : Math.max(0, decision.resetAt - Math.floor(Date.now() / 1000))
-  const items = [`"hour";r=${decision.remaining};t=${hourReset}`]
-  if (refused === 'burst') items.push(`"burst";r=0;t=${retryAfter}`)
-  return { 'RateLimit-Policy': policies.join(', '), RateLimit: items.join(', ') }
+  let items = `"hour";r=${decision.remaining};t=${hourReset}`
+  if (refused === 'burst') items += `, "burst";r=0;t=${retryAfter}`
+  return { policy, items }
 }
 
 const MAX_NAMED_PARAMETERS = 5
@@ -150,7 +160,7 @@ const MAX_NAMED_PARAMETERS = 5
 function unknownParametersWarning(request: FastifyRequest): string | undefined {
   const schema = request.routeOptions.schema?.querystring as { properties?: object } | undefined
   if (!schema?.properties) return undefined
-  const known = new Set(Object.keys(schema.properties))
+  const known = knownParameters(schema.properties)
   const unknown = Object.keys(request.query as object).filter((name) => !known.has(name))
   if (unknown.length === 0) return undefined
   const named = unknown
@@ -161,6 +171,17 @@ function unknownParametersWarning(request: FastifyRequest): string | undefined {
   return unknown.length === 1
     ? `unknown query parameter ${named[0]} ignored`
     : `unknown query parameters ${named.join(', ')}${more} ignored`
+}
+
+/** The parameter names of a route's query schema, collected once per route rather than per request. */
+const parameterNames = new WeakMap<object, Set<string>>()
+function knownParameters(properties: object): Set<string> {
+  let names = parameterNames.get(properties)
+  if (names === undefined) {
+    names = new Set(Object.keys(properties))
+    parameterNames.set(properties, names)
+  }
+  return names
 }
 
 type AuthenticatedKey = { keyId: string; role: string; contentVersion: number }

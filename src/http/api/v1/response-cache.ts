@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 
 interface Entry {
@@ -81,7 +81,7 @@ export class ResponseCache {
  * touching the data.
  */
 export function entityTag(cacheKey: string, version: number): string {
-  return `"${version}-${createHash('sha1').update(cacheKey).digest('base64url').slice(0, 16)}"`
+  return `"${version}-${hash('sha1', cacheKey, 'base64url').slice(0, 16)}"`
 }
 
 /** True when an `If-None-Match` header lists `tag` (or `*`); weak and strong forms compare equal. */

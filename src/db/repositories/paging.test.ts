@@ -1,0 +1,151 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildForm, buildSubmission } from '../../../test/factories.js'
+import { createTestDatabase, type TestDatabase } from '../../../test/harness.js'
+import { type DatabaseHandle, openDatabase } from '../database.js'
+import { migrateToLatest } from '../migrate.js'
+import { type PreparedQuery, param } from '../prepared.js'
+import { KeysetPager, type OrderKey, type PagerQueries } from './paging.js'
+
+/** A prepared query that counts how often it runs; the query itself runs on the real database. */
+function counted<Row>(query: PreparedQuery<Row>) {
+  const runs = { count: 0 }
+  const wrapped: PreparedQuery<Row> = (values) => {
+    runs.count += 1
+    return query(values)
+  }
+  return { query: wrapped, runs }
+}
+
+/** One form's submissions, newest first: the same queries the API's pager prepares. */
+function submissionQueries(handle: DatabaseHandle) {
+  const { db } = handle
+  const ofForm = () => db.selectFrom('submissions').where('form_id', '=', param('value'))
+  const newestFirst = <Q extends { orderBy(column: 'created_at' | 'id', direction: 'desc'): Q }>(q: Q) =>
+    q.orderBy('created_at', 'desc').orderBy('id', 'desc')
+  const count = counted(handle.prepare(ofForm().select((eb) => eb.fn.countAll<number>().as('total'))))
+  const boundaries = counted(
+    handle.prepare<OrderKey>(
+      db
+        .selectFrom((eb) =>
+          eb
+            .selectFrom('submissions')
+            .where('form_id', '=', param('value'))
+            .select((inner) => [
+              'created_at',
+              'id',
+              inner.fn
+                .agg<number>('row_number')
+                .over((over) => over.orderBy('created_at', 'desc').orderBy('id', 'desc'))
+                .as('position'),
+            ])
+            .as('numbered'),
+        )
+        .select(['created_at', 'id'])
+        .where((eb) => eb(eb.parens(eb.parens('position', '-', 1), '%', param<number>('step')), '=', 0))
+        .orderBy('position'),
+    ),
+  )
+  const queries: PagerQueries<{ id: string }> = {
+    count: count.query,
+    fromStart: handle.prepare(
+      newestFirst(ofForm().select('id')).limit(param<number>('limit')).offset(param<number>('offset')),
+    ),
+    fromKey: handle.prepare(
+      newestFirst(
+        ofForm()
+          .select('id')
+          .where((eb) =>
+            eb(eb.refTuple('created_at', 'id'), '<=', eb.tuple(param('createdAt'), param('id'))),
+          ),
+      )
+        .limit(param<number>('limit'))
+        .offset(param<number>('offset')),
+    ),
+    boundaries: boundaries.query,
+  }
+  return { queries, counts: count.runs, scans: boundaries.runs }
+}
+
+describe('the keyset pager', () => {
+  let dir: string
+  let testDatabase: TestDatabase
+  let handle: DatabaseHandle
+  let formId: string
+  const ids: string[] = []
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'lectern-paging-'))
+    testDatabase = await createTestDatabase(dir)
+    handle = openDatabase(testDatabase.url)
+    await migrateToLatest(handle)
+    formId = (await buildForm(handle.db)).id
+    for (let i = 0; i < 95; i++) {
+      const createdAt = new Date(Date.UTC(2024, 0, 1, 0, 0, i)).toISOString().replace('.000Z', 'Z')
+      ids.push((await buildSubmission(handle.db, { formId, createdAt })).id)
+    }
+    ids.reverse()
+  })
+
+  afterAll(async () => {
+    await handle.close()
+    await testDatabase.drop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('counts a list once for all the requests that miss its total at a new version together', async () => {
+    const { queries, counts } = submissionQueries(handle)
+    const pager = new KeysetPager(queries)
+    const totals = await Promise.all(
+      Array.from({ length: 10 }, () => pager.total('form', { value: formId }, 1)),
+    )
+    expect(totals).toEqual(Array(10).fill(95))
+    expect(counts.count).toBe(1)
+
+    await pager.total('form', { value: formId }, 1)
+    expect(counts.count).toBe(1)
+    await Promise.all([pager.total('form', { value: formId }, 2), pager.total('form', { value: formId }, 2)])
+    expect(counts.count).toBe(2)
+  })
+
+  it('scans a list for its position index once for all the deep pages asked for together', async () => {
+    const { queries, scans } = submissionQueries(handle)
+    const pager = new KeysetPager(queries)
+    const offsets = [20, 40, 47, 60, 80, 81, 94]
+    const pages = await Promise.all(
+      offsets.map((offset) => pager.page('form', { value: formId }, offset, 10, 7)),
+    )
+    expect(scans.count).toBe(1)
+    offsets.forEach((offset, i) => {
+      expect(pages[i].map((row) => row.id)).toEqual(ids.slice(offset, offset + 10))
+    })
+  })
+
+  it('counts apart the totals of different scopes and versions', async () => {
+    const { queries, counts } = submissionQueries(handle)
+    const pager = new KeysetPager(queries)
+    await Promise.all([
+      pager.total('form', { value: formId }, 3),
+      pager.total('other', { value: 'form_none' }, 3),
+      pager.total('form', { value: formId }, 4),
+    ])
+    expect(counts.count).toBe(3)
+  })
+
+  it('fails every request sharing a count that failed, and counts again on the next one', async () => {
+    const { queries } = submissionQueries(handle)
+    let failing = true
+    const failOnce: PreparedQuery<{ total: number | string }> = (values) =>
+      failing ? Promise.reject(new Error('database unreachable')) : queries.count(values)
+    const pager = new KeysetPager({ ...queries, count: failOnce })
+    const results = await Promise.allSettled([
+      pager.total('form', { value: formId }, 5),
+      pager.total('form', { value: formId }, 5),
+    ])
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected'])
+    failing = false
+    await expect(pager.total('form', { value: formId }, 5)).resolves.toBe(95)
+  })
+})
