@@ -39,9 +39,10 @@ export interface DatabaseHandle {
 export interface JsonSql {
   /**
    * An aggregate: the texts of `column` over the rows, joined by commas in the order the rows come
-   * (the items of a JSON array, without its brackets), or NULL for no rows.
+   * (the items of a JSON array, without its brackets), or NULL for no rows. A dialect without it
+   * returns a page's items one row each, joined in JavaScript.
    */
-  joined(column: string): RawBuilder<string | null>
+  joined?(column: string): RawBuilder<string | null>
 }
 
 /** How long one statement may run before it fails as unavailable (PostgreSQL), unless told otherwise. */
