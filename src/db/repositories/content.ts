@@ -12,7 +12,7 @@ import type { Form, ListOptions, Page, PageOf, Redirect, Submission } from '../.
 import type { DatabaseHandle } from '../database.js'
 import { param } from '../prepared.js'
 import type { FormsTable, PagesTable, RedirectsTable, SubmissionsTable } from '../tables.js'
-import { KeysetPager } from './paging.js'
+import { KeysetPager, type PagerQueries } from './paging.js'
 
 export function presentForm(row: Pick<Selectable<FormsTable>, 'id' | 'title' | 'description'>): Form {
   return { id: row.id, title: row.title, description: row.description }
@@ -125,11 +125,11 @@ type ListTable = 'forms' | 'submissions' | 'pages' | 'redirects'
 type FilterColumn = 'is_active' | 'is_published' | 'form_id'
 
 /**
- * Prepares the four queries of one list: `table`, optionally filtered on `filter` (the `value`
- * placeholder), in (created_at, id) order. All SQL is built by Kysely; the filter shape is fixed
- * per pager so each query is prepared once.
+ * Prepares the four queries of one list's pager: `table`, optionally filtered on `filter` (the
+ * `value` placeholder), in (created_at, id) order. All SQL is built by Kysely; the filter shape is
+ * fixed per pager so each query is prepared once.
  */
-function pagerFor<Row>(
+export function pagerQueries<Row>(
   handle: DatabaseHandle,
   table: ListTable,
   filter: FilterColumn | undefined,
@@ -139,7 +139,7 @@ function pagerFor<Row>(
    * column (the item as the API writes it) joined by commas (see `JsonSql.joined`).
    */
   selection: 'columns' | 'joined json' = 'columns',
-) {
+): PagerQueries<Row> {
   const db = handle.db as unknown as Kysely<Record<ListTable, OrderedRow>>
   const where = <Q extends { where: FilterWhere<Q> }>(query: Q): Q =>
     filter === undefined ? query : query.where(filter, '=', param('value'))
@@ -162,7 +162,7 @@ function pagerFor<Row>(
       ? query
       : db.selectFrom((query as unknown as AnySelect).as('page')).select(joined('json').as('json'))
   const boundary = direction === 'desc' ? '<=' : '>='
-  return new KeysetPager<Row>({
+  return {
     count: handle.prepare(base().select((eb) => eb.fn.countAll<number>().as('total'))),
     fromStart: handle.prepare(page(ordered(rows(base()))) as never),
     fromKey: handle.prepare(
@@ -192,8 +192,11 @@ function pagerFor<Row>(
         .where((eb) => eb(eb.parens(eb.parens('position', '-', 1), '%', param<number>('step')), '=', 0))
         .orderBy('position'),
     ),
-  })
+  }
 }
+
+const pagerFor = <Row>(...args: Parameters<typeof pagerQueries<Row>>) =>
+  new KeysetPager<Row>(pagerQueries<Row>(...args))
 
 /** The columns every list table shares, as far as paging is concerned. */
 interface OrderedRow {
