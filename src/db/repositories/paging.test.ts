@@ -1,11 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildForm, buildSubmission } from '../../../test/factories.js'
-import { createTestDatabase, type TestDatabase } from '../../../test/harness.js'
-import { type DatabaseHandle, openDatabase } from '../database.js'
-import { migrateToLatest } from '../migrate.js'
+import { createTestContext, type TestContext } from '../../../test/harness.js'
+import type { DatabaseHandle } from '../database.js'
 import type { PreparedQuery } from '../prepared.js'
 import { pagerQueries } from './content.js'
 import { KeysetPager, type PagerQueries } from './paging.js'
@@ -45,17 +41,14 @@ const idsOf = (rows: { json: string | null }[]) =>
   ).map((item) => item.id)
 
 describe('the keyset pager', () => {
-  let dir: string
-  let testDatabase: TestDatabase
+  let context: TestContext
   let handle: DatabaseHandle
   let formId: string
   const ids: string[] = []
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'lectern-paging-'))
-    testDatabase = await createTestDatabase(dir)
-    handle = openDatabase(testDatabase.url)
-    await migrateToLatest(handle)
+    context = await createTestContext()
+    handle = context.database
     formId = (await buildForm(handle.db)).id
     for (let i = 0; i < 95; i++) {
       const createdAt = new Date(Date.UTC(2024, 0, 1, 0, 0, i)).toISOString().replace('.000Z', 'Z')
@@ -64,11 +57,7 @@ describe('the keyset pager', () => {
     ids.reverse()
   })
 
-  afterAll(async () => {
-    await handle.close()
-    await testDatabase.drop()
-    rmSync(dir, { recursive: true, force: true })
-  })
+  afterAll(() => context.close())
 
   it('counts a list once for all the requests that miss its total at a new version together', async () => {
     const { queries, counts } = submissionQueries(handle)

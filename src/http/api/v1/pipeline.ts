@@ -67,6 +67,7 @@ export function registerApiPipeline(
 ): void {
   app.decorateRequest('apiKey', null)
   const authenticateAndCount = keyCheckAndCount(deps.keys, deps.limiter)
+  let policy = { limit: -1, value: '' }
 
   // One hook for the whole pipeline: each further hook costs every request a turn through
   // Fastify's hook runner. Routing is done before `onRequest`, so the route's permission and its
@@ -82,13 +83,15 @@ export function registerApiPipeline(
     }
     const { key, decision } = checked
     deps.usage?.count(key.keyId, !decision.allowed)
-    const fields = rateLimitFields(decision, deps.perSecond)
+    // The limits are the limiter's and never change, so the policy is written once.
+    if (policy.limit !== decision.limit)
+      policy = { limit: decision.limit, value: rateLimitPolicy(decision.limit, deps.perSecond) }
     reply.headers({
       'X-RateLimit-Limit': decision.limit,
       'X-RateLimit-Remaining': decision.remaining,
       'X-RateLimit-Reset': decision.resetAt,
-      'RateLimit-Policy': fields.policy,
-      RateLimit: fields.items,
+      'RateLimit-Policy': policy.value,
+      RateLimit: rateLimitItems(decision),
     })
     if (!decision.allowed) {
       deps.onRateLimited?.()
@@ -125,29 +128,24 @@ function rateLimitMessage(decision: RateLimitDecision, perSecond: number | undef
   return `Rate limit exceeded: more than ${perSecond ?? 'the allowed'} requests in one second for this API key; please try again later`
 }
 
-/** The `RateLimit-Policy` value per pair of limits: the same on every response, so written once. */
-const policies = new Map<string, string>()
+/** The `RateLimit-Policy` value: both policies, the same on every response of one pipeline. */
+function rateLimitPolicy(perHour: number, perSecond: number | undefined): string {
+  const hour = `"hour";q=${perHour};w=3600`
+  return perSecond === undefined ? hour : `${hour}, "burst";q=${perSecond};w=1`
+}
 
 /**
- * The IETF draft's fields (draft-ietf-httpapi-ratelimit-headers): both policies, and what is left
- * of the hourly one; a refusal by the burst limit adds the exhausted burst item, so a 429 beside
- * plenty of hourly quota explains itself.
+ * The IETF draft's `RateLimit` field (draft-ietf-httpapi-ratelimit-headers): what is left of the
+ * hourly policy; a refusal by the burst limit adds the exhausted burst item, so a 429 beside plenty
+ * of hourly quota explains itself.
  */
-function rateLimitFields(decision: RateLimitDecision, perSecond: number | undefined) {
-  const limits = `${decision.limit}/${perSecond}`
-  let policy = policies.get(limits)
-  if (policy === undefined) {
-    policy = `"hour";q=${decision.limit};w=3600`
-    if (perSecond !== undefined) policy += `, "burst";q=${perSecond};w=1`
-    policies.set(limits, policy)
-  }
+function rateLimitItems(decision: RateLimitDecision): string {
   const refused = refusedBy(decision)
   const retryAfter = decision.retryAfter ?? 1
   const hourReset =
     refused === 'hour' ? retryAfter : Math.max(0, decision.resetAt - Math.floor(Date.now() / 1000))
-  let items = `"hour";r=${decision.remaining};t=${hourReset}`
-  if (refused === 'burst') items += `, "burst";r=0;t=${retryAfter}`
-  return { policy, items }
+  const items = `"hour";r=${decision.remaining};t=${hourReset}`
+  return refused === 'burst' ? `${items}, "burst";r=0;t=${retryAfter}` : items
 }
 
 const MAX_NAMED_PARAMETERS = 5
