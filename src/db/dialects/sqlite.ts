@@ -19,6 +19,13 @@ export const SQLITE_ERROR_CODES: DriverErrorCodes = {
   invalidText: new Set(),
 }
 
+/**
+ * The page size of a file `openSqlite` creates. Random pages of the benchmark's 1M form cost the
+ * server 3–22% less CPU than with 4 KiB pages (16 KiB: about the same gain, but 44 MB more peak
+ * memory in `lectern import` of the million, against 17 MB at 8 KiB).
+ */
+export const PAGE_SIZE = 8_192
+
 /** Opens (creating it and its directory if needed) the SQLite file `file`, or `:memory:`. */
 export function openSqlite(file: string): DatabaseHandle {
   if (file === '')
@@ -27,6 +34,10 @@ export function openSqlite(file: string): DatabaseHandle {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const Driver = require('better-sqlite3') as typeof SQLite
   const sqlite = new Driver(path)
+  // A new file gets pages of 8 KiB instead of 4: a page of submissions (rows stored in list order) is
+  // then read in half the reads, each a system call. SQLite applies it only to a file without
+  // tables, and only before WAL mode is set; an older file keeps its size.
+  sqlite.pragma(`page_size = ${PAGE_SIZE}`)
   // WAL lets the CLI write while a server reads; busy_timeout makes writers queue instead of failing.
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma('busy_timeout = 5000')
