@@ -21,7 +21,7 @@ export const SQLITE_ERROR_CODES: DriverErrorCodes = {
 
 /**
  * The page size of a file `openSqlite` creates. Random pages of the benchmark's 1M form cost the
- * server 3–22% less CPU than with 4 KiB pages (16 KiB: about the same gain, but 44 MB more peak
+ * server 10–23% less CPU than with 4 KiB pages (16 KiB: about the same gain, but 44 MB more peak
  * memory in `lectern import` of the million, against 17 MB at 8 KiB).
  */
 export const PAGE_SIZE = 8_192
