@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads'
 import { type Kysely, sql } from 'kysely'
 import { dialectOf } from './database.js'
 import { withSqliteBulkContentWrites, withSqliteSubmissionsIndexRebuilt } from './dialects/sqlite.js'
+import { sqliteDriverName } from './dialects/sqlite-driver.js'
 
 /**
  * SQLite page cache (KiB) while a bulk write runs inside a serving process. Pages beyond it are
@@ -152,18 +153,31 @@ const require = createRequire(import.meta.url)
 
 /** A PASSIVE checkpoint of the SQLite file `file`, from a worker thread; resolves when it is done. */
 async function checkpointInWorker(file: string): Promise<void> {
+  // The worker opens its own connection with the driver this process uses (see `sqlite-driver.ts`).
+  const driver = sqliteDriverName()
   const worker = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads')
-const Database = require(workerData.driver)
-const db = new Database(workerData.file, { fileMustExist: true })
+const { file, driver, module } = workerData
+// This thread only checkpoints: node:sqlite's "experimental" warning would only alarm a user.
+process.emitWarning = () => {}
+const db = driver === 'node:sqlite'
+  ? new (require('node:sqlite').DatabaseSync)(file)
+  : new (require(module))(file, { fileMustExist: true })
 try {
-  db.pragma('busy_timeout = 5000')
-  db.pragma('wal_checkpoint(PASSIVE)')
+  db.exec('pragma busy_timeout = 5000')
+  db.exec('pragma wal_checkpoint(PASSIVE)')
 } finally {
   db.close()
 }
 parentPort.postMessage('done')`,
-    { eval: true, workerData: { file, driver: require.resolve('better-sqlite3') } },
+    {
+      eval: true,
+      workerData: {
+        file,
+        driver,
+        module: driver === 'better-sqlite3' ? require.resolve('better-sqlite3') : undefined,
+      },
+    },
   )
   // A failed checkpoint loses nothing: the next commit's automatic checkpoint copies the pages.
   await new Promise<void>((resolve) => {

@@ -1,6 +1,6 @@
-import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { openSqliteConnection } from '../../src/db/dialects/sqlite-driver.js'
 import { buildApiKey, buildForm, buildSubmission } from '../factories.js'
 import { createTestContext, TEST_DIALECT, type TestContext } from '../harness.js'
 import { expectError, expectList, GENEROUS_LIMITS, request } from '../security-suite.js'
@@ -67,10 +67,10 @@ describe('internal errors and an unavailable database', () => {
       await sql`PRAGMA busy_timeout = 50`.execute(ctx.database.db)
       const fresh = await buildApiKey(ctx.database.db)
       const file = ctx.databaseUrl.slice('sqlite:'.length)
-      const locker = new SQLite(file)
+      const locker = openSqliteConnection(file)
       try {
         locker.exec('BEGIN EXCLUSIVE')
-        locker.prepare('UPDATE api_keys SET name = name').run()
+        locker.exec('UPDATE api_keys SET name = name')
         const res = await request(ctx.app, '/api/v1/forms', fresh.authorization)
         expectError(res, 503, 'service_unavailable')
         expect(res.headers['retry-after']).toMatch(/^[1-9]\d*$/)

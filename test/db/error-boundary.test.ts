@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
+import { openSqliteConnection } from '../../src/db/dialects/sqlite-driver.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { UnavailableError } from '../../src/errors.js'
 import { createServices, type Services } from '../../src/services/index.js'
@@ -98,7 +98,7 @@ describe('the database error boundary', () => {
       handle = openDatabase(testDatabase.url)
       // Another process holding the write lock makes every statement here fail at once with SQLITE_BUSY.
       await sql`pragma busy_timeout = 0`.execute(handle.db)
-      const locker = new SQLite(testDatabase.url.slice('sqlite:'.length))
+      const locker = openSqliteConnection(testDatabase.url.slice('sqlite:'.length))
       breakDatabase = async () => {
         locker.exec('begin exclusive')
       }

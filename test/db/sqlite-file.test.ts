@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import SQLite from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../../src/db/database.js'
 import { PAGE_SIZE } from '../../src/db/dialects/sqlite.js'
+import { openSqliteConnection, type SqliteConnection } from '../../src/db/dialects/sqlite-driver.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { createServices } from '../../src/services/index.js'
 import { buildForm, buildSubmission } from '../factories.js'
@@ -15,15 +15,21 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 /** The page size and journal mode SQLite reports for `file`, read by a connection of its own. */
 function fileFormat(file: string): { pageSize: number; journalMode: string } {
-  const sqlite = new SQLite(file, { readonly: true })
+  const sqlite = openSqliteConnection(file, { readonly: true })
   try {
     return {
-      pageSize: sqlite.pragma('page_size', { simple: true }) as number,
-      journalMode: sqlite.pragma('journal_mode', { simple: true }) as string,
+      pageSize: pragma(sqlite, 'page_size') as number,
+      journalMode: pragma(sqlite, 'journal_mode') as string,
     }
   } finally {
     sqlite.close()
   }
+}
+
+/** The value of the pragma `name`, read as a one-column row. */
+function pragma(sqlite: SqliteConnection, name: string): unknown {
+  const [row] = sqlite.prepare(`pragma ${name}`).all([]) as Record<string, unknown>[]
+  return row?.[name]
 }
 
 // A property of SQLite files alone: run once, in the SQLite pass of the suite.
@@ -39,9 +45,9 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the SQLite file', () => {
 
   it('keeps the page size of a file made before, and serves its content', async () => {
     const file = join(dir, 'older.db')
-    const older = new SQLite(file)
-    older.pragma('page_size = 4096')
-    older.pragma('journal_mode = WAL')
+    const older = openSqliteConnection(file)
+    older.exec('pragma page_size = 4096')
+    older.exec('pragma journal_mode = WAL')
     older.exec('create table made_before (id integer primary key)')
     older.close()
 

