@@ -86,4 +86,6 @@ demo.kill('SIGTERM')
 const { code, signal } = await exit
 rmSync(dir, { recursive: true, force: true })
 if (code !== 0) fail(`the demo exited with ${code ?? signal} when stopped`)
-console.log(`demo on Node ${process.version} served ${requests + 1} requests in ${seconds} s and stopped cleanly`)
+console.log(
+  `demo on Node ${process.version} served ${requests + 1} requests in ${seconds} s and stopped cleanly`,
+)
