@@ -21,6 +21,7 @@ const UNIT_TESTS = [
   'src/ratelimit/memory.test.ts',
   'src/services/redirect-rules.test.ts',
   'test/db/migrations-frozen.test.ts',
+  'test/docs/links.test.ts',
   'clients/js/test/policy.test.ts',
   'clients/js/test/redirects.test.ts',
   'clients/js/test/scenarios.test.ts',

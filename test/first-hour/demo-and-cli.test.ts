@@ -1,15 +1,80 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { afterEach, describe, expect, it } from 'vitest'
 import { freePort, type LongRunningCli, runCli, startCli } from '../cli/run-cli.js'
 import { TEST_DIALECT } from '../harness.js'
 
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const READY = /Press Ctrl\+C to stop/
-const PACKAGE_VERSION: string = JSON.parse(
-  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
-).version
+const PACKAGE: { version: string; scripts: Record<string, string> } = JSON.parse(
+  readFileSync(join(ROOT, 'package.json'), 'utf8'),
+)
+const PACKAGE_VERSION = PACKAGE.version
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8')
+/** The address every command in the README uses; tests put their own port in its place. */
+const README_ORIGIN = 'http://127.0.0.1:3000'
+
+/** The fenced blocks of one language under a `## heading` of the README, in order. */
+function readmeBlocks(heading: string, language: string): string[] {
+  const start = README.indexOf(`\n## ${heading}\n`)
+  if (start < 0) throw new Error(`README.md has no section "${heading}"`)
+  const end = README.indexOf('\n## ', start + 1)
+  const section = README.slice(start, end < 0 ? undefined : end)
+  return [...section.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``, 'g'))].map(
+    (match) => match[1] ?? '',
+  )
+}
+
+/** A README shell block as commands, comments and blank lines left out. */
+const commandsOf = (block: string) =>
+  block
+    .split('\n')
+    .map((line) => line.replace(/\s+#.*$/, '').trim())
+    .filter((line) => line !== '' && !line.startsWith('#'))
+
+/** The CLI arguments an npm script runs, for scripts that are `./bin/lectern <args>`. */
+function lecternArgsOf(script: string): string[] {
+  const command = PACKAGE.scripts[script]
+  const args = command?.match(/^\.\/bin\/lectern((?: [\w-]+)+)$/)?.[1]
+  if (!args) throw new Error(`npm run ${script} is "${command}", not a ./bin/lectern command`)
+  return args.trim().split(' ')
+}
+
+/** The demo exactly as the README starts it (`npm run demo`), with `--port` as it says to add one. */
+function readmeDemoArgs(port: number): string[] {
+  const [twoCommands = ''] = readmeBlocks('Two commands', 'sh')
+  if (!/\bnpm run demo\b/.test(twoCommands)) throw new Error('README.md no longer starts the demo')
+  if (!README.includes('npm run demo -- --port'))
+    throw new Error('README.md no longer says how to pick a port')
+  return [...lecternArgsOf('demo'), '--port', String(port)]
+}
+
+const bash = promisify(execFile)
+/** Runs README lines with bash, as a reader pasting them would, failing on the first that fails. */
+const runReadme = (lines: string[], options: { cwd: string; env: Record<string, string> }) =>
+  bash('bash', ['-euo', 'pipefail', '-c', lines.join('\n')], {
+    cwd: options.cwd,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
+  })
+
+/** Resolves once `origin` answers /healthz, or rejects after a while. */
+async function healthy(origin: string, child: ChildProcess): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`)
+    const ok = await fetch(`${origin}/healthz`).then(
+      (res) => res.ok,
+      () => false,
+    )
+    if (ok) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`${origin} never answered /healthz`)
+}
 
 /** The demo's printed key, the CLI line it prints for its database, and the database's URL. */
 function parseBanner(text: string) {
@@ -34,7 +99,7 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
   }
   /** `lectern demo` in `dir` on `port`, quiet unless the test sets LOG_LEVEL. */
   const demo = (dir: string, port: number, env: Record<string, string> = {}) => {
-    const cli = startCli(['demo', '--port', String(port)], {
+    const cli = startCli(readmeDemoArgs(port), {
       cwd: dir,
       env: { DATABASE_URL: '', LOG_LEVEL: '', ...env },
       ready: READY,
@@ -45,7 +110,10 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
   const formsWith = (port: number, key: string | undefined) =>
     fetch(`http://127.0.0.1:${port}/api/v1/forms`, { headers: { authorization: `Bearer ${key}` } })
 
+  const children: ChildProcess[] = []
+
   afterEach(async () => {
+    for (const child of children.splice(0)) child.kill('SIGKILL')
     for (const cli of running.splice(0)) cli.child.kill('SIGKILL')
     for (const server of servers.splice(0)) server.close()
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
@@ -225,5 +293,69 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
     const { stdout, stderr } = running.output()
     expect(stdout).toBe(banner)
     expect(stderr).toBe('')
+  })
+
+  it("runs the README's two commands as package.json and CI define them", () => {
+    const [block = ''] = readmeBlocks('Two commands', 'sh')
+    const commands = commandsOf(block).flatMap((line) => line.split('&&').map((part) => part.trim()))
+    expect(commands).toEqual(['npm install', 'npm run demo', 'npm test'])
+    expect(PACKAGE.scripts.test).toBeDefined()
+    expect(lecternArgsOf('demo')).toEqual(['demo'])
+    // The README says CI installs a clean machine, then runs npm ci and npm test.
+    const ci = commandsOf(readFileSync(join(ROOT, '.ci', 'run'), 'utf8'))
+    expect(ci.slice(-2)).toEqual(['npm ci --no-audit --no-fund', 'npm test'])
+  })
+
+  it("answers the README's first API call with the forms the README shows", async () => {
+    const dir = tempDir()
+    const port = await freePort()
+    const { key } = parseBanner(await demo(dir, port).ready)
+    const [call = ''] = readmeBlocks('A first API call', 'sh')
+    const [shown = '{}'] = readmeBlocks('A first API call', 'json')
+    expect(call).toContain(README_ORIGIN)
+
+    const { stdout } = await runReadme(
+      commandsOf(call.replaceAll(README_ORIGIN, `http://127.0.0.1:${port}`)),
+      {
+        cwd: dir,
+        env: { KEY: key ?? '' },
+      },
+    )
+    const answer = JSON.parse(stdout) as { data: unknown[]; meta: unknown }
+    const example = JSON.parse(shown) as { data: unknown[]; meta: unknown }
+    expect(answer.meta).toEqual(example.meta)
+    // The README shows some of the demo's forms, exactly as the API writes them.
+    for (const form of example.data) expect(answer.data).toContainEqual(form)
+  })
+
+  it("sets up an installation with the README's commands, and its key answers the first API call", async () => {
+    const dir = tempDir()
+    const port = await freePort()
+    const env = { DATABASE_URL: `sqlite:${join(dir, 'lectern.db')}`, PORT: String(port) }
+    const commands = commandsOf(readmeBlocks('Your own installation', 'sh')[0] ?? '')
+    const serve = commands.at(-1) ?? ''
+    expect(serve).toBe('./bin/lectern serve')
+
+    // Everything before `serve`, run from the repository as the README's ./bin/lectern assumes.
+    const setup = await runReadme([...commands.slice(0, -1), 'printf %s "$KEY"'], { cwd: ROOT, env })
+    const key = setup.stdout.trim().split('\n').at(-1) ?? ''
+    expect(key).toMatch(/^lk_live_/)
+
+    const server = spawn('bash', ['-c', `exec ${serve}`], {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: 'ignore',
+    })
+    children.push(server)
+    await healthy(`http://127.0.0.1:${port}`, server)
+    const [call = ''] = readmeBlocks('A first API call', 'sh')
+    const { stdout } = await runReadme(
+      commandsOf(call.replaceAll(README_ORIGIN, `http://127.0.0.1:${port}`)),
+      {
+        cwd: dir,
+        env: { KEY: key },
+      },
+    )
+    expect(JSON.parse(stdout)).toEqual({ data: [], meta: { total: 0, page: 1, pageSize: 20, totalPages: 0 } })
   })
 })
