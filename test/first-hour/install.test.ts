@@ -59,18 +59,38 @@ describe.runIf(TEST_DIALECT === 'sqlite')('installing Lectern from a fresh clone
     expect(semver.minVersion(engines)?.version).toBe(readmeVersion)
   })
 
-  it('installs no package whose engines exclude the Node.js version the README promises', () => {
-    const readmeVersion = promisedNodeVersion(readFileSync(join(ROOT, 'README.md'), 'utf8'))
+  it('installs on each supported Node.js line no package whose engines exclude it', () => {
+    const engines: string = readJson('package.json').engines.node
+    // The lowest version of each line the range admits: 20.19.0, 22.0.0, 24.0.0.
+    const lines = engines.split('||').map((range) => semver.minVersion(range.trim())?.version ?? '')
+    expect(lines.length).toBeGreaterThanOrEqual(3)
     const lock: { packages: Record<string, LockEntry> } = readJson('package-lock.json')
     const refused: string[] = []
-    for (const [path, entry] of Object.entries(lock.packages)) {
-      // The root, and the per-platform binaries npm skips on every other platform.
-      if (path === '' || (entry.optional && (entry.os || entry.cpu))) continue
-      const range = Array.isArray(entry.engines) ? undefined : entry.engines?.node
-      if (range && !semver.satisfies(readmeVersion, range)) {
-        refused.push(`${path.replace(/^.*node_modules\//, '')}@${entry.version} needs node ${range}`)
+    for (const version of lines)
+      for (const [path, entry] of Object.entries(lock.packages)) {
+        // The root, and the per-platform binaries npm skips on every other platform.
+        if (path === '' || (entry.optional && (entry.os || entry.cpu))) continue
+        const range = Array.isArray(entry.engines) ? undefined : entry.engines?.node
+        if (range === undefined || semver.satisfies(version, range)) continue
+        // npm skips an optional package whose engines exclude the running Node.js, silently.
+        if (entry.optional) continue
+        refused.push(
+          `on ${version}: ${path.replace(/^.*node_modules\//, '')}@${entry.version} needs node ${range}`,
+        )
       }
-    }
     expect(refused).toEqual([])
+  })
+  it.each([
+    ['the server', '.'],
+    ['the JavaScript client', 'clients/js'],
+  ])('packs %s with its licence and readme, and no source map naming files it lacks', async (_name, dir) => {
+    const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: join(ROOT, dir),
+      maxBuffer: 16 * 1024 * 1024,
+    })
+    const files = (JSON.parse(stdout) as { files: { path: string }[] }[])[0]?.files.map((f) => f.path) ?? []
+    expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json']))
+    expect(files.some((file) => file.endsWith('.js'))).toBe(true)
+    expect(files.filter((file) => file.endsWith('.map'))).toEqual([])
   })
 })
