@@ -4,6 +4,7 @@ import { ApiError } from '../../../errors.js'
 import type { RateLimitDecision, RateLimiter } from '../../../ratelimit/limiter.js'
 import { hashApiKey, type KeyService } from '../../../services/keys.js'
 import { type Permission, roleAllows } from '../../../services/roles.js'
+import { encodeUriComponentSafely, firstCodePoints } from '../../../text.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -149,6 +150,8 @@ function rateLimitItems(decision: RateLimitDecision): string {
 }
 
 const MAX_NAMED_PARAMETERS = 5
+/** Code points of each name repeated in the warning; an emoji is kept whole or left out. */
+const MAX_NAMED_LENGTH = 64
 
 /**
  * The `Lectern-Warning` for query parameters the route does not know: the SPEC has them ignored,
@@ -163,7 +166,11 @@ function unknownParametersWarning(request: FastifyRequest): string | undefined {
   if (unknown.length === 0) return undefined
   const named = unknown
     .slice(0, MAX_NAMED_PARAMETERS)
-    .map((name) => `'${encodeURIComponent(name.slice(0, 64))}'`)
+    // `'` is encoded too, as it quotes each name.
+    .map(
+      (name) =>
+        `'${encodeUriComponentSafely(firstCodePoints(name, MAX_NAMED_LENGTH)).replaceAll("'", '%27')}'`,
+    )
   const more =
     unknown.length > MAX_NAMED_PARAMETERS ? ` and ${unknown.length - MAX_NAMED_PARAMETERS} more` : ''
   return unknown.length === 1
