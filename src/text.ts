@@ -1,7 +1,7 @@
 /**
- * Text helpers for whatever builds a header value or a URL from text someone else chose. JavaScript
- * strings are UTF-16: cutting one at a code-unit count can split a surrogate pair, and
- * `encodeURIComponent` throws on the lone half that is left. These cut and encode without either.
+ * Cutting and encoding text for whatever builds a header value or a URL from text someone else
+ * chose. JavaScript strings are UTF-16: cutting one at a code-unit count can split a surrogate
+ * pair, and `encodeURIComponent` throws on the lone half that is left. These do neither.
  */
 
 /** The first `max` code points of `text`: an astral character (an emoji) is kept whole or left out. */
