@@ -17,9 +17,11 @@ import {
   toApiError,
   UNAVAILABLE_RETRY_AFTER_S,
 } from './http/errors.js'
+import { registerHome } from './http/home.js'
 import { REDACTED, redactingLoggerOptions } from './http/logging.js'
 import { registerMetrics } from './http/metrics.js'
 import { parseQueryString } from './http/params.js'
+import { pathSuggester } from './http/suggest.js'
 import type { RateLimiter } from './ratelimit/limiter.js'
 import { ErrorSchema } from './schemas.js'
 import type { Services } from './services/index.js'
@@ -216,8 +218,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     }
   })
 
+  registerHome(app, {
+    dashboard: deps.config.ADMIN_DASHBOARD !== 'off',
+    reference: deps.config.API_REFERENCE !== 'off',
+  })
+
   await app.register(
     async (api) => {
+      const suggestPath = pathSuggester(api)
       registerApiPipeline(api, {
         keys: deps.services.keys,
         limiter: deps.limiter,
@@ -230,8 +238,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       api.route(pagesRoute(deps.services.content))
       api.route(redirectsRoute(deps.services.content))
       // Unknown paths under /api/v1 pass through the pipeline first: a bad key is a 401, not a 404.
-      api.setNotFoundHandler(() => {
-        throw notFound()
+      // A near miss (a trailing slash, another letter case) names the path it probably meant.
+      api.setNotFoundHandler((request) => {
+        throw notFound(suggestPath(request.url.split('?', 1)[0] as string))
       })
     },
     { prefix: '/api/v1' },

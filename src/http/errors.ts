@@ -53,8 +53,10 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
   return new ApiError('internal_error', 'An unexpected error occurred')
 }
 
-export function notFound(): ApiError {
-  return new ApiError('resource_not_found', 'The requested resource does not exist')
+/** The 404 of an unknown path; `suggestion` is the path the request probably meant, if any. */
+export function notFound(suggestion?: string): ApiError {
+  const hint = suggestion === undefined ? '' : `. Did you mean ${suggestion}?`
+  return new ApiError('resource_not_found', `The requested resource does not exist${hint}`)
 }
 
 const CLIENT_ERRORS: Record<string, ErrorType> = {

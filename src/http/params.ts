@@ -79,7 +79,7 @@ export function parseListQuery(query: RawQuery, filter?: BooleanFilter): ListQue
     1,
     1,
     Number.MAX_SAFE_INTEGER,
-    "Parameter 'page' must be an integer of at least 1",
+    `Parameter 'page' must be an integer between 1 and ${Number.MAX_SAFE_INTEGER}`,
   )
   const pageSize = integer(
     'pageSize',

@@ -1,3 +1,5 @@
+import { encodeUriComponentSafely } from '../text.js'
+
 /**
  * SPEC §2.1, the one redirect-matching algorithm, as a pure function of a set of redirects: no I/O,
  * no clock. The API server, the CLI (`lectern redirects match`) and every web-server export
@@ -64,21 +66,10 @@ const UNRESERVED_OR_SLASH = /^[A-Za-z0-9\-._~/]*$/
  */
 export function encodeRedirectPath(path: string): string {
   if (UNRESERVED_OR_SLASH.test(path)) return path
-  return encodeUtf8(path)
+  return encodeUriComponentSafely(path)
     .replace(/%2F/g, '/')
     .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
 }
-
-/** `encodeURIComponent`, with lone surrogates (which are not UTF-8, and make it throw) as U+FFFD. */
-function encodeUtf8(text: string): string {
-  try {
-    return encodeURIComponent(text)
-  } catch {
-    return encodeURIComponent(text.replace(LONE_SURROGATE, '\uFFFD'))
-  }
-}
-
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 
 /**
  * Percent-decodes a request path once (UTF-8), or `null` when the encoding is invalid: a `%` not

@@ -1,11 +1,13 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { createRedirectMatcher, type RedirectRule } from './redirect-matcher.js'
 import {
   describeLoop,
   describeRedirectRoute,
   findRedirectChains,
   findRedirectLoops,
   flattenRedirectChains,
+  flattenTypedRedirectChains,
   MAX_REDIRECT_PATH_LENGTH,
   normaliseRedirectPath,
   type RedirectEdge,
@@ -231,6 +233,50 @@ describe('flattenRedirectChains', () => {
           expect(chains.has(from)).toBe(chained)
           if (chained)
             expect(chains.get(from)).toEqual({ fromPath: from, via: visited.slice(1), finalPath: current })
+        }
+      }),
+    )
+  })
+})
+
+describe('flattenTypedRedirectChains', () => {
+  const paths = fc.constantFrom('/a', '/b', '/c', '/d', '/e', '/f')
+  const types = fc.constantFrom('permanent' as const, 'temporary' as const)
+  const typedRedirects = fc.uniqueArray(fc.tuple(paths, paths, types), {
+    selector: ([from]) => from,
+    maxLength: 8,
+  })
+  const answers = (redirects: readonly RedirectRule[]) =>
+    ['/a', '/b', '/c', '/d', '/e', '/f'].map((path) => createRedirectMatcher(redirects).match(path))
+
+  it('keeps a chain through a temporary redirect temporary', async () => {
+    const updates = await flattenTypedRedirectChains([
+      { fromPath: '/chain-a', toPath: '/chain-b', type: 'permanent' },
+      { fromPath: '/chain-b', toPath: '/chain-c', type: 'temporary' },
+    ])
+    expect(updates).toEqual([
+      {
+        fromPath: '/chain-a',
+        toPath: '/chain-c',
+        type: 'temporary',
+        before: { toPath: '/chain-b', type: 'permanent' },
+      },
+    ])
+  })
+
+  it('gives every path the answer it had before, for any set of typed redirects', async () => {
+    await fc.assert(
+      fc.asyncProperty(typedRedirects, async (triples) => {
+        const redirects = triples.map(([fromPath, toPath, type]) => ({ fromPath, toPath, type }))
+        const updates = new Map((await flattenTypedRedirectChains(redirects)).map((u) => [u.fromPath, u]))
+        const flattened = redirects.map((r) => {
+          const update = updates.get(r.fromPath)
+          return update ? { ...r, toPath: update.toPath, type: update.type } : r
+        })
+        expect(answers(flattened)).toEqual(answers(redirects))
+        for (const r of redirects) {
+          const update = updates.get(r.fromPath)
+          if (update) expect(update.before).toEqual({ toPath: r.toPath, type: r.type })
         }
       }),
     )

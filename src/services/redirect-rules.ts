@@ -1,4 +1,5 @@
 import { FIELD_LIMITS } from '../limits.js'
+import type { RedirectType } from '../schemas.js'
 import { grown, StringTable } from './import/string-table.js'
 /**
  * The redirect rules of SPEC §2 as pure functions over plain `{ fromPath, toPath }` pairs, so that
@@ -400,6 +401,11 @@ export class RedirectGraph {
     return { fromPath: this.paths.get(node), toPath: this.paths.get(this.final[node] as number) }
   }
 
+  /** The path the redirect of the path numbered `node` points to (its own destination, not its chain's end). */
+  destinationOf(node: number): string {
+    return this.paths.get(this.next[node] as number)
+  }
+
   private isChained(id: number): boolean {
     return (this.hops[id] as number) >= 2 && this.final[id] !== LOOPS
   }
@@ -439,15 +445,41 @@ export async function resolveYielding(graph: RedirectGraph): Promise<RedirectGra
 const UPDATES_PER_TURN = 2000
 
 /**
- * {@link RedirectGraph.flattening} of a resolved graph, letting the event loop run every few
- * thousand updates: a 100,000-link chain makes 100,000 updates, each two strings to build.
+ * One redirect as flattening changes it: from where it pointed (and how) to the end of its chain.
+ * A visitor followed every link, so the result is `permanent` only when every link was: a 302
+ * somewhere along the chain must stay a 302, or browsers would cache for good an answer that was
+ * meant to change.
  */
-export async function flatteningYielding(graph: RedirectGraph): Promise<RedirectEdge[]> {
-  const updates: RedirectEdge[] = []
+export interface RedirectFlattening {
+  fromPath: string
+  toPath: string
+  type: RedirectType
+  before: { toPath: string; type: RedirectType }
+}
+
+/**
+ * The updates that point every chained redirect of a resolved graph straight at its final
+ * destination, each with the type that gives visitors the answer they got before (see
+ * {@link RedirectFlattening}); `isTemporary` says which redirects (by path number) are temporary.
+ * Lets the event loop run every few thousand updates: a 100,000-link chain makes 100,000 updates.
+ */
+export async function flatteningYielding(
+  graph: RedirectGraph,
+  isTemporary: (node: number) => boolean,
+): Promise<RedirectFlattening[]> {
+  // Per redirect, the first temporary one along its route (itself included), or -1 when none is.
+  const temporaryOnRoute = graph.firstMarkedNodes(isTemporary)
+  const updates: RedirectFlattening[] = []
   for (const node of graph.chainStarts()) {
     if (updates.length % UPDATES_PER_TURN === UPDATES_PER_TURN - 1)
       await new Promise<void>((resume) => setImmediate(resume))
-    updates.push(graph.flatteningAt(node))
+    const { fromPath, toPath } = graph.flatteningAt(node)
+    updates.push({
+      fromPath,
+      toPath,
+      type: temporaryOnRoute[node] === -1 ? 'permanent' : 'temporary',
+      before: { toPath: graph.destinationOf(node), type: isTemporary(node) ? 'temporary' : 'permanent' },
+    })
   }
   return updates
 }
@@ -487,4 +519,20 @@ export function findRedirectChains(redirects: readonly RedirectEdge[]): Redirect
  */
 export function flattenRedirectChains(redirects: readonly RedirectEdge[]): RedirectEdge[] {
   return RedirectGraph.of(redirects).flattening()
+}
+
+/**
+ * {@link flattenRedirectChains} for redirects with their types: each update carries the type that
+ * keeps visitors' answers as they were (see {@link RedirectFlattening}).
+ */
+export async function flattenTypedRedirectChains(
+  redirects: readonly (RedirectEdge & { type: RedirectType })[],
+): Promise<RedirectFlattening[]> {
+  const graph = new RedirectGraph()
+  const temporary = new Set<number>()
+  for (const { fromPath, toPath, type } of redirects) {
+    const from = graph.paths.intern(fromPath)
+    if (graph.addNodes(from, graph.paths.intern(toPath)) && type === 'temporary') temporary.add(from)
+  }
+  return flatteningYielding(await resolveYielding(graph), (node) => temporary.has(node))
 }

@@ -18,12 +18,14 @@ import { newId } from '../ids.js'
 import type { Redirect, RedirectType } from '../schemas.js'
 import { now } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
+import { grown } from './import/string-table.js'
 import {
   describeLoop,
   describeRedirectRoute,
   flatteningYielding,
   normaliseRedirectPath,
   type RedirectChainSummary,
+  type RedirectFlattening,
   RedirectGraph,
   ROUTE_HEAD,
   redirectPathForEntry,
@@ -60,6 +62,14 @@ export interface RedirectChainsReport {
   count: number
   listed: RedirectChainSummary[]
   state: 'current' | 'stale' | 'pending'
+}
+
+/** What flattening the chains did. */
+export interface RedirectFlatteningResult {
+  /** How many redirects now point straight at the end of their chain. */
+  changed: number
+  /** How many of those were permanent and became temporary, as a link of their chain is. */
+  madeTemporary: number
 }
 
 export interface RedirectImportResult {
@@ -105,6 +115,26 @@ const MAX_ANCESTORS = 50
 const FRESH_ANALYSIS_WAIT_MS = 400
 /** A (whole) write is tried again this often when other changes keep landing while it is checked. */
 const OPTIMISTIC_TRIES = 3
+
+/** Changes a flattening's audit entry describes one by one; a larger one lists the first of them. */
+const AUDITED_FLATTENINGS = 100
+
+/**
+ * A flattening's audit entry: how many redirects changed, and each (up to
+ * {@link AUDITED_FLATTENINGS}) with its old and new destination and type,
+ * `/a: /b permanent → /c temporary`.
+ */
+function flatteningAuditDetail(updates: readonly RedirectFlattening[], madeTemporary: number) {
+  const listed = updates
+    .slice(0, AUDITED_FLATTENINGS)
+    .map((u) => `${u.fromPath}: ${u.before.toPath} ${u.before.type} → ${u.toPath} ${u.type}`)
+  return {
+    changed: updates.length,
+    madeTemporary,
+    redirects: listed,
+    ...(updates.length > listed.length ? { notListed: updates.length - listed.length } : {}),
+  }
+}
 
 /** A redirect as entered, checked and normalised. */
 interface RedirectValue {
@@ -538,78 +568,97 @@ export function createRedirectService(db: Kysely<Database>) {
 
     /**
      * Points every chained active redirect straight at where its chain ends, so that clients need
-     * one hop. Returns how many redirects changed.
+     * one hop, with the answer they got before: a flattened redirect is permanent only when every
+     * link it replaces was (a chain through a temporary redirect answered 302, and still does).
+     * Returns how many redirects changed, and how many of those became temporary.
      */
-    flattenChains: (actor: Actor = 'cli'): Promise<number> =>
+    flattenChains: (actor: Actor = 'cli'): Promise<RedirectFlatteningResult> =>
       bulkCommit(
         () =>
           optimistic(
             async (reader) => {
               const graph = new RedirectGraph()
+              // The temporary redirects, by path number: one list of numbers, however many there are.
+              let temporary = new Int32Array(1 << 10)
+              let temporaryCount = 0
               for await (const rows of redirectBatches(reader, { activeOnly: true }))
-                for (const row of rows) graph.add(row.from_path, row.to_path)
-              return flatteningYielding(await resolveYielding(graph))
+                for (const row of rows) {
+                  const from = graph.paths.intern(row.from_path)
+                  if (!graph.addNodes(from, graph.paths.intern(row.to_path)) || row.type !== 'temporary')
+                    continue
+                  if (temporaryCount === temporary.length) temporary = grown(temporary, temporaryCount + 1)
+                  temporary[temporaryCount++] = from
+                }
+              const isTemporary = new Uint8Array(graph.paths.size)
+              for (let i = 0; i < temporaryCount; i++) isTemporary[temporary[i] as number] = 1
+              return flatteningYielding(await resolveYielding(graph), (node) => isTemporary[node] === 1)
             },
             async (trx, updates) => {
               const timestamp = now()
-              // Redirects that end at the same place (every link of one long chain) share one statement
-              // per batch; the rest get their own destination through a CASE, in small batches, as a
-              // CASE costs each row one comparison per branch.
-              const byDestination = new Map<string, string[]>()
-              for (const [index, { fromPath, toPath }] of updates.entries()) {
-                if (index % ROWS_PER_TURN === ROWS_PER_TURN - 1) await nextTurn()
-                const sources = byDestination.get(toPath)
-                if (sources) sources.push(fromPath)
-                else byDestination.set(toPath, [fromPath])
-              }
-              const singles: { fromPath: string; toPath: string }[] = []
-              for (const [toPath, sources] of byDestination) {
-                if (sources.length === 1) {
-                  singles.push({ fromPath: sources[0] as string, toPath })
-                  continue
+              // Redirects that end at the same place with the same type (every link of one long
+              // chain) share one statement per batch; the rest get their own destination through a
+              // CASE, in small batches, as a CASE costs each row one comparison per branch.
+              for (const type of ['permanent', 'temporary'] as const) {
+                const byDestination = new Map<string, string[]>()
+                for (const [index, update] of updates.entries()) {
+                  if (index % ROWS_PER_TURN === ROWS_PER_TURN - 1) await nextTurn()
+                  if (update.type !== type) continue
+                  const sources = byDestination.get(update.toPath)
+                  if (sources) sources.push(update.fromPath)
+                  else byDestination.set(update.toPath, [update.fromPath])
                 }
-                for (let i = 0; i < sources.length; i += WRITE_BATCH) {
+                const singles: { fromPath: string; toPath: string }[] = []
+                for (const [toPath, sources] of byDestination) {
+                  if (sources.length === 1) {
+                    singles.push({ fromPath: sources[0] as string, toPath })
+                    continue
+                  }
+                  for (let i = 0; i < sources.length; i += WRITE_BATCH) {
+                    await trx
+                      .updateTable('redirects')
+                      .set({ to_path: toPath, type, updated_at: timestamp })
+                      .where('from_path', 'in', sources.slice(i, i + WRITE_BATCH))
+                      .execute()
+                    await nextTurn()
+                  }
+                }
+                for (let i = 0; i < singles.length; i += CASE_BATCH) {
+                  const batch = singles.slice(i, i + CASE_BATCH)
+                  const destinations = sql.join(
+                    batch.map(
+                      (update) =>
+                        sql`when ${sql.ref('from_path')} = ${update.fromPath} then ${update.toPath}`,
+                    ),
+                    sql` `,
+                  )
                   await trx
                     .updateTable('redirects')
-                    .set({ to_path: toPath, updated_at: timestamp })
-                    .where('from_path', 'in', sources.slice(i, i + WRITE_BATCH))
+                    .set({
+                      to_path: sql<string>`case ${destinations} else ${sql.ref('to_path')} end`,
+                      type,
+                      updated_at: timestamp,
+                    })
+                    .where(
+                      'from_path',
+                      'in',
+                      batch.map((update) => update.fromPath),
+                    )
                     .execute()
                   await nextTurn()
                 }
               }
-              for (let i = 0; i < singles.length; i += CASE_BATCH) {
-                const batch = singles.slice(i, i + CASE_BATCH)
-                const destinations = sql.join(
-                  batch.map(
-                    (update) => sql`when ${sql.ref('from_path')} = ${update.fromPath} then ${update.toPath}`,
-                  ),
-                  sql` `,
-                )
-                await trx
-                  .updateTable('redirects')
-                  .set({
-                    to_path: sql<string>`case ${destinations} else ${sql.ref('to_path')} end`,
-                    updated_at: timestamp,
-                  })
-                  .where(
-                    'from_path',
-                    'in',
-                    batch.map((update) => update.fromPath),
-                  )
-                  .execute()
-                await nextTurn()
-              }
+              const madeTemporary = updates.filter((update) => update.type !== update.before.type).length
               if (updates.length > 0)
                 await recordAudit(trx, {
                   actor,
                   action: 'redirects.flattened',
                   target: 'redirects',
-                  detail: { changed: updates.length },
+                  detail: flatteningAuditDetail(updates, madeTemporary),
                 })
-              return updates.length
+              return { changed: updates.length, madeTemporary }
             },
           ),
-        (changed) => changed,
+        (result) => result.changed,
       ),
 
     /**

@@ -150,7 +150,7 @@ describe('methods, unknown paths and request ids under /api/v1', () => {
       expectError(await request(app, '/api/v1/nope'), 401, 'missing_authorization_header')
     })
 
-    it.each(['/', '/api', '/api/v2/forms', '/forms', '/api/v1x'])(
+    it.each(['/api', '/api/v2/forms', '/forms', '/api/v1x'])(
       'answers %s, outside the API, with the 404 envelope',
       async (path) => {
         expectError(await request(app, path, auth), 404, 'resource_not_found')

@@ -64,10 +64,12 @@ describe('oversized and malformed requests over a real socket', () => {
   let ctx: TestContext
   let port: number
   let auth: string
+  let other: string
 
   beforeAll(async () => {
     ctx = await createTestContext(GENEROUS_LIMITS)
     auth = (await buildApiKey(ctx.database.db)).authorization
+    other = (await buildApiKey(ctx.database.db, { role: 'viewer' })).authorization
     await ctx.app.listen({ port: 0, host: '127.0.0.1' })
     port = (ctx.app.server.address() as AddressInfo).port
   })
@@ -132,6 +134,36 @@ describe('oversized and malformed requests over a real socket', () => {
     const body = expectRawEnvelope(res, 400)
     expect(body.error).toBe('bad_request')
     expect(body.message).toContain('Host')
+  })
+
+  describe('an Authorization header sent more than once', () => {
+    const twice = (method: string, first: string, second: string) =>
+      `${method} /api/v1/forms HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${first}\r\nauthorization: ${second}\r\nConnection: close\r\n\r\n`
+
+    it.each([
+      ['a valid key, then another valid key', () => [auth, other]],
+      ['a valid key, then garbage', () => [auth, 'Basic Zm9vOmJhcg==']],
+      ['garbage, then a valid key', () => ['Bearer lk_live_unknown', auth]],
+      ['the same valid key twice', () => [auth, auth]],
+      ['a valid key, then an empty value', () => [auth, '']],
+    ])('is refused with 401 invalid_authorization_format: %s', async (_, values) => {
+      const [first, second] = values() as [string, string]
+      const res = await exchange(port, twice('GET', first, second))
+      const body = expectRawEnvelope(res, 401)
+      expect(body).toEqual({
+        error: 'invalid_authorization_format',
+        message:
+          "The Authorization header was sent more than once: send it once, in the format 'Bearer <API_KEY>'",
+      })
+      expect(res.headers['www-authenticate']).toBe('Bearer')
+      // Refused before any key is looked at: no key's quota is counted or reported.
+      expect(res.headers['x-ratelimit-remaining']).toBeUndefined()
+    })
+
+    it('answers any other method with 405, as it does every request it cannot authenticate', async () => {
+      const res = await exchange(port, twice('DELETE', auth, other))
+      expect(expectRawEnvelope(res, 405).error).toBe('method_not_allowed')
+    })
   })
 
   it('serves an HTTP/1.0 request without a Host header, which that version allows', async () => {

@@ -185,13 +185,19 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
   })
 
   app.post('/redirects/flatten', MANAGE, async (request, reply) => {
-    const count = await services.redirects.flattenChains(actorOf(request))
+    const { changed, madeTemporary } = await services.redirects.flattenChains(actorOf(request))
+    // A permanent redirect whose chain passed through a temporary one answered 302; saying that it
+    // is now temporary explains the type a person sees changed in the list.
+    const temporaryNote =
+      madeTemporary === 0
+        ? ''
+        : ` ${madeTemporary === changed && changed === 1 ? 'It is' : `${madeTemporary} of them ${madeTemporary === 1 ? 'is' : 'are'}`} now temporary (302), as a link of ${madeTemporary === 1 ? 'its' : 'their'} chain was, so visitors get the answer they got before.`
     return done(request, reply, url`/admin/redirects`, {
       kind: 'success',
       text:
-        count === 0
+        changed === 0
           ? 'There were no chains to flatten.'
-          : `Flattened: ${count} redirect${count === 1 ? ' now points' : 's now point'} straight at the end of its chain.`,
+          : `Flattened: ${changed} redirect${changed === 1 ? ' now points' : 's now point'} straight at the end of its chain.${temporaryNote}`,
     })
   })
 

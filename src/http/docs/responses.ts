@@ -149,7 +149,8 @@ const ERROR_STATUSES: Record<number, ErrorStatus> = {
   },
   404: {
     name: 'NotFound',
-    description: 'The form, or the path, does not exist.',
+    description:
+      'The form, or the path, does not exist. For a near miss of a path (a trailing slash, another letter case) the message names the path it probably meant: `Did you mean /api/v1/forms?`.',
     headers: headers(['X-Request-Id'], RATE_LIMIT_HEADERS),
     examples: { resource_not_found: "Form 'form_x' not found" },
   },

@@ -4,6 +4,7 @@ import { ApiError } from '../../../errors.js'
 import type { RateLimitDecision, RateLimiter } from '../../../ratelimit/limiter.js'
 import { hashApiKey, type KeyService } from '../../../services/keys.js'
 import { type Permission, roleAllows } from '../../../services/roles.js'
+import { encodeUriComponentSafely, firstCodePoints } from '../../../text.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -49,6 +50,29 @@ export function readBearerToken(header: string | undefined): string {
 }
 
 /**
+ * The request's `Authorization` header. Node keeps the first of several and drops the rest, while a
+ * proxy in front may keep the last: the two would authenticate different keys, so a header sent
+ * more than once is refused as malformed (HTTP allows one `Authorization` field line), whatever
+ * the values.
+ */
+function authorizationHeader(request: FastifyRequest): string | undefined {
+  const raw = request.raw.rawHeaders
+  let seen = 0
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string
+    if (name.length === 13 && name.toLowerCase() === 'authorization') seen++
+  }
+  if (seen > 1) {
+    throw new ApiError(
+      'invalid_authorization_format',
+      "The Authorization header was sent more than once: send it once, in the format 'Bearer <API_KEY>'",
+      { 'WWW-Authenticate': 'Bearer' },
+    )
+  }
+  return request.headers.authorization
+}
+
+/**
  * The `/api/v1` request pipeline, in order: authenticate → rate-limit → method → permission.
  * Unsupported methods answer 405 whatever the credentials, but a valid key is still authenticated
  * and counted, so every response to a valid key carries its rate-limit headers.
@@ -76,7 +100,7 @@ export function registerApiPipeline(
     const readMethod = READ_METHODS.has(request.method)
     let checked: { key: AuthenticatedKey; decision: RateLimitDecision }
     try {
-      checked = await authenticateAndCount(request.headers.authorization)
+      checked = await authenticateAndCount(authorizationHeader(request))
     } catch (error) {
       if (!readMethod && error instanceof ApiError) throw methodNotAllowed(request.method)
       throw error
@@ -149,6 +173,8 @@ function rateLimitItems(decision: RateLimitDecision): string {
 }
 
 const MAX_NAMED_PARAMETERS = 5
+/** Code points of each name repeated in the warning; an emoji is kept whole or left out. */
+const MAX_NAMED_LENGTH = 64
 
 /**
  * The `Lectern-Warning` for query parameters the route does not know: the SPEC has them ignored,
@@ -163,7 +189,11 @@ function unknownParametersWarning(request: FastifyRequest): string | undefined {
   if (unknown.length === 0) return undefined
   const named = unknown
     .slice(0, MAX_NAMED_PARAMETERS)
-    .map((name) => `'${encodeURIComponent(name.slice(0, 64))}'`)
+    // `'` is encoded too, as it quotes each name.
+    .map(
+      (name) =>
+        `'${encodeUriComponentSafely(firstCodePoints(name, MAX_NAMED_LENGTH)).replaceAll("'", '%27')}'`,
+    )
   const more =
     unknown.length > MAX_NAMED_PARAMETERS ? ` and ${unknown.length - MAX_NAMED_PARAMETERS} more` : ''
   return unknown.length === 1
