@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("lectern")
 
+#: The most redirects a :class:`RedirectLoader` holds unless ``max_redirects`` says otherwise.
+DEFAULT_MAX_REDIRECTS = 100_000
+
 #: A redirect as :class:`RedirectMatcher` takes it: the client's object, or the API's JSON object.
 RedirectItem = Union[Redirect, Mapping[str, Any]]
 
@@ -170,7 +173,9 @@ class RedirectLoader:
     refreshes revalidate each page with ``If-None-Match``, so an unchanged list costs one ``304``
     per page and keeps the matcher already built. A refresh that fails is logged (logger
     ``lectern``) and the previous redirects keep applying (none before a first success); it is
-    tried again after ``refresh_interval``. Give the loader a client of its own: it reads the
+    tried again after ``refresh_interval``. It holds at most ``max_redirects`` (default 100 000):
+    a list with more fails to load with :class:`RedirectLimitError`, like any failed refresh,
+    instead of growing without bound. Give the loader a client of its own: it reads the
     client's conditional-request state. Safe to share between threads: one refreshes, the others
     keep using the current matcher meanwhile.
     """
@@ -180,10 +185,14 @@ class RedirectLoader:
         client: Lectern,
         *,
         refresh_interval: float = 60.0,
+        max_redirects: int = DEFAULT_MAX_REDIRECTS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if refresh_interval < 0:
             raise ValueError("RedirectLoader: refresh_interval must be at least 0")
+        if isinstance(max_redirects, bool) or not isinstance(max_redirects, int) or max_redirects < 1:
+            raise ValueError(f"RedirectLoader: max_redirects must be a whole number of at least 1 (got {max_redirects!r})")
+        self._max_redirects = max_redirects
         self._client = client
         self._interval = refresh_interval
         self._clock = clock
@@ -206,7 +215,7 @@ class RedirectLoader:
 
     def _refresh_locked(self) -> bool:
         self._checked_at = self._clock()
-        items, changed = self._client.redirects._all_with_changes(active=True)
+        items, changed = self._client.redirects._all_with_changes(active=True, max_items=self._max_redirects)
         if changed or self._matcher is None:
             self._matcher = RedirectMatcher(items)
             logger.info("lectern: %d active redirects loaded", len(self._matcher))
