@@ -1,4 +1,4 @@
-"""Applying redirects (SPEC §2.1) without network, and keeping them fresh from the API."""
+"""Applying redirects as Lectern does, without network, and keeping them fresh from the API."""
 
 from __future__ import annotations
 
@@ -85,7 +85,8 @@ def _edge_of(item: RedirectItem) -> Tuple[str, _Edge, bool]:
 
 
 class RedirectMatcher:
-    """SPEC §2.1 over a list of redirects, with no network.
+    """Lectern's redirect matching over a list of redirects, with no network (the cases every
+    runtime shares are ``spec/redirect-cases.json``).
 
     ``redirects`` are the API's redirect objects as dicts (``fromPath``, ``toPath``, ``type``,
     ``isActive``) or :class:`lectern.Redirect` objects; inactive ones are ignored, and should a
