@@ -11,6 +11,7 @@ import type {
   Submission,
 } from './schema.js'
 import {
+  DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_RETRY,
   type FetchFunction,
   type LastResponse,
@@ -37,6 +38,11 @@ export interface LecternOptions {
    * `APITimeoutError`. Default 30 000; `0` waits for ever.
    */
   timeoutMs?: number
+  /**
+   * The most bytes a response body may hold once decompressed (default 32 MiB): a larger one fails
+   * with a `ServerError` of type `unexpected_response` instead of filling the memory.
+   */
+  maxResponseBytes?: number
   /**
    * How many recent `GET` responses to remember with their `ETag` (default 100). Asking for one of
    * them again sends `If-None-Match`, and an unchanged list costs the server a `304` and no body.
@@ -67,16 +73,26 @@ const MAX_PAGE_SIZE = 100
 /**
  * Every item of a list, fetching page after page as the loop asks for more. Items added or
  * removed while the loop runs may shift the pages, so an item can be missed or seen twice.
+ * The first page's `total` and `totalPages` bound the walk, and an empty page ends it: a server
+ * whose later pages announce ever more cannot keep it going for ever.
  */
 async function* allItems<Item, Params extends { pageSize?: number }>(
   list: (params: Params & { page: number }) => Promise<List<Item>>,
   params: Params,
 ): AsyncGenerator<Item, void> {
   const pageSize = params.pageSize ?? MAX_PAGE_SIZE
+  let total = Number.POSITIVE_INFINITY
+  let totalPages = Number.POSITIVE_INFINITY
+  let seen = 0
   for (let page = 1; ; page++) {
     const { data, meta } = await list({ ...params, pageSize, page })
+    if (page === 1) {
+      total = meta.total
+      totalPages = meta.totalPages
+    }
     yield* data
-    if (page >= meta.totalPages || data.length === 0) return
+    seen += data.length
+    if (data.length === 0 || seen >= total || page >= totalPages) return
   }
 }
 
@@ -171,6 +187,11 @@ export class Lectern {
       if (value !== undefined && !(Number.isInteger(value) && value >= 0))
         throw new TypeError(`Lectern: ${name} must be a whole number of at least 0 (got ${String(value)})`)
     }
+    const { maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES } = options
+    if (!(Number.isInteger(maxResponseBytes) && maxResponseBytes >= 1))
+      throw new TypeError(
+        `Lectern: maxResponseBytes must be a whole number of at least 1 (got ${maxResponseBytes})`,
+      )
     const retry: RetryOptions | false =
       options.retry === false
         ? false
@@ -187,6 +208,7 @@ export class Lectern {
       fetch: (input, init) => fetch(input, init),
       retry,
       timeoutMs: options.timeoutMs ?? 30_000,
+      maxResponseBytes,
       memory: etagCacheSize > 0 ? new ResponseMemory(etagCacheSize) : null,
       onResponse: (response) => {
         this.latestResponse = response

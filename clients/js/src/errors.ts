@@ -32,6 +32,9 @@ export type UnexpectedResponse = 'unexpected_response'
  */
 export type ConnectionFailure = 'connection_error' | 'timeout' | 'aborted'
 
+/** The type of a redirect loader's refusal to hold more redirects than its `maxRedirects`. */
+export type LoaderFailure = 'too_many_redirects'
+
 type TypesOfStatus<S extends number> = {
   [T in ErrorType]: (typeof ERROR_TYPES)[T]['status'] extends S ? T : never
 }[ErrorType]
@@ -51,7 +54,7 @@ interface ErrorDetails<T extends string> {
  * subclass, and {@link APIConnectionError} (status `0`) stands for no response at all.
  */
 export class LecternError<
-  T extends string = ErrorType | UnexpectedResponse | ConnectionFailure,
+  T extends string = ErrorType | UnexpectedResponse | ConnectionFailure | LoaderFailure,
 > extends Error {
   readonly status: number
   readonly type: T
@@ -101,6 +104,22 @@ export class APIConnectionError<T extends ConnectionFailure = ConnectionFailure>
 export class APITimeoutError extends APIConnectionError<'timeout'> {}
 /** The caller's `AbortSignal` fired, during the request or during a wait before a retry. */
 export class RequestAbortedError extends APIConnectionError<'aborted'> {}
+
+/**
+ * A redirect loader found more active redirects than its `maxRedirects` and kept the ones it had.
+ * `status` is `0`: no response failed.
+ */
+export class RedirectLimitError extends LecternError<LoaderFailure> {
+  constructor(readonly maxRedirects: number) {
+    super({
+      status: 0,
+      type: 'too_many_redirects',
+      message: `Lectern has more than ${maxRedirects} active redirects, the loader's maxRedirects: raise it, or serve them from the web server's configuration (lectern redirects export)`,
+      requestId: null,
+      retryAfter: null,
+    })
+  }
+}
 
 const CLASS_BY_STATUS: Record<
   (typeof ERROR_TYPES)[ErrorType]['status'],

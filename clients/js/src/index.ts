@@ -17,10 +17,12 @@ export {
   type ErrorType,
   InvalidRequestError,
   LecternError,
+  type LoaderFailure,
   MethodNotAllowedError,
   NotFoundError,
   PermissionError,
   RateLimitError,
+  RedirectLimitError,
   RequestAbortedError,
   ServerError,
   ServiceUnavailableError,
@@ -33,7 +35,12 @@ export {
   type NodeResponseLike,
   type RedirectMiddleware,
 } from './redirect-handlers.js'
-export { createRedirectLoader, type RedirectLoader, type RedirectLoaderOptions } from './redirect-loader.js'
+export {
+  createRedirectLoader,
+  DEFAULT_MAX_REDIRECTS,
+  type RedirectLoader,
+  type RedirectLoaderOptions,
+} from './redirect-loader.js'
 export {
   createRedirectMatcher,
   decodeRequestPath,
@@ -60,6 +67,7 @@ export type {
   Submission,
 } from './schema.js'
 export {
+  DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_RETRY,
   type FetchFunction,
   type LastResponse,

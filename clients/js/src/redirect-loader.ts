@@ -1,4 +1,5 @@
 import type { Lectern } from './client.js'
+import { RedirectLimitError } from './errors.js'
 import {
   createRedirectMatcher,
   type RedirectMatch,
@@ -15,7 +16,15 @@ export interface RedirectLoaderOptions {
   refreshInterval?: number
   /** Told about a failed refresh; the redirects loaded before keep applying meanwhile. */
   onError?: (error: unknown) => void
+  /**
+   * The most active redirects the loader holds (default 100 000). A load that finds more fails
+   * with a `RedirectLimitError`, like any failed load, instead of growing without bound.
+   */
+  maxRedirects?: number
 }
+
+/** The most redirects a loader holds unless `maxRedirects` says otherwise. */
+export const DEFAULT_MAX_REDIRECTS = 100_000
 
 /** A redirect matcher kept up to date with the API's active redirects. */
 export interface RedirectLoader extends RedirectSource {
@@ -54,10 +63,16 @@ export async function createRedirectLoader(
   const refreshInterval = options.refreshInterval ?? 60_000
   if (!(Number.isInteger(refreshInterval) && refreshInterval >= 0))
     throw new TypeError(`refreshInterval must be a whole number of milliseconds (got ${refreshInterval})`)
+  const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS
+  if (!(Number.isInteger(maxRedirects) && maxRedirects >= 1))
+    throw new TypeError(`maxRedirects must be a whole number of at least 1 (got ${maxRedirects})`)
 
   const load = async (): Promise<RedirectMatcher> => {
     const rules: RedirectRule[] = []
-    for await (const redirect of client.redirects.all({ active: true })) rules.push(redirect)
+    for await (const redirect of client.redirects.all({ active: true })) {
+      if (rules.length >= maxRedirects) throw new RedirectLimitError(maxRedirects)
+      rules.push(redirect)
+    }
     return createRedirectMatcher(rules)
   }
 

@@ -1,5 +1,5 @@
 /**
- * Lectern's redirect-matching algorithm (SPEC §2.1), the same one the server, the CLI, the exported
+ * Lectern's redirect-matching algorithm, the same one the server, the CLI, the exported
  * web-server configurations and the Python and PHP clients run, checked against the same table of
  * cases (`spec/redirect-cases.json`). Pure: no network, no clock.
  */
@@ -96,7 +96,7 @@ export function decodeRequestPath(path: string): string | null {
 type Resolution = RedirectMatch | null
 
 /**
- * Builds a matcher from redirect items (SPEC §2.1), with no network. Inactive items are ignored;
+ * Builds a matcher from redirect items, with no network. Inactive items are ignored;
  * should two active items share a `fromPath`, the first wins. Each chain (A→B→C) is followed to its
  * end once, with memoization, so A answers C in one hop: 301 only if every link is permanent, else
  * 302. A redirect that runs into a loop, or whose destination is not a path of this site (`/…` but

@@ -2,7 +2,7 @@ import {
   APIConnectionError,
   APITimeoutError,
   errorFromBody,
-  type LecternError,
+  LecternError,
   RequestAbortedError,
   ServerError,
 } from './errors.js'
@@ -25,6 +25,12 @@ export interface RetryOptions {
 }
 
 export const DEFAULT_RETRY: RetryOptions = { maxRetries: 2, baseDelayMs: 500, maxDelayMs: 30_000 }
+
+/**
+ * The most bytes a response body may hold, once decompressed, unless `maxResponseBytes` says
+ * otherwise: a few kilobytes of gzip can inflate to gigabytes, and the body is held in memory.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
 const RETRIED_STATUSES = new Set([429, 503])
 
@@ -69,6 +75,8 @@ export interface TransportOptions {
   retry: RetryOptions | false
   /** Milliseconds an attempt (response headers and body) may take; `0` waits for ever. */
   timeoutMs: number
+  /** The most bytes a response body may hold once decompressed. */
+  maxResponseBytes: number
   /** Remembered bodies for conditional requests, or `null` to send none. */
   memory: ResponseMemory | null
   /** Told about every response received, before it is returned or retried. */
@@ -122,6 +130,9 @@ export function retryDelay(
   return delay <= retry.maxDelayMs ? Math.round(delay) : null
 }
 
+/** Thrown by {@link readBody} when the attempt's deadline passed while it read. */
+class DeadlinePassed extends Error {}
+
 interface Received {
   status: number
   headers: Headers
@@ -174,37 +185,119 @@ export class Transport {
     }
   }
 
-  /** One attempt: the response and its whole body, within `timeoutMs`, as the client's own errors. */
+  /**
+   * One attempt: the response and its whole body, within `timeoutMs`, as the client's own errors.
+   * The timer settles the attempt itself rather than trusting `fetch` to honour the abort: a
+   * runtime busy inflating a body may notice the abort late, or never.
+   */
   private async send(url: string, headers: Record<string, string>, signal?: AbortSignal): Promise<Received> {
     if (signal?.aborted) throw new RequestAbortedError('aborted', 'The request was aborted', signal.reason)
-    // One signal for fetch that either the caller's signal or the timeout fires (AbortSignal.any
-    // is not in every runtime the package supports).
     const controller = new AbortController()
-    const forwardAbort = () => controller.abort(signal?.reason)
+    let settle: (error: LecternError) => void = () => {}
+    const interrupted = new Promise<never>((_, reject) => {
+      settle = reject
+    })
+    // Marked as handled: when the attempt wins the race, nobody waits for this one.
+    interrupted.catch(() => {})
+    const forwardAbort = () => {
+      settle(new RequestAbortedError('aborted', 'The request was aborted', signal?.reason))
+      controller.abort(signal?.reason)
+    }
     signal?.addEventListener('abort', forwardAbort, { once: true })
-    let timedOut = false
     const { timeoutMs } = this.options
+    const timeout = () =>
+      new APITimeoutError('timeout', `Lectern did not answer within ${timeoutMs} ms (${url})`)
     const timer =
       timeoutMs > 0
         ? setTimeout(() => {
-            timedOut = true
+            settle(timeout())
             controller.abort()
           }, timeoutMs)
         : undefined
+    const deadline = timeoutMs > 0 ? Date.now() + timeoutMs : Number.POSITIVE_INFINITY
     try {
-      const response = await this.options.fetch(url, { method: 'GET', headers, signal: controller.signal })
-      return { status: response.status, headers: response.headers, text: await response.text() }
-    } catch (cause) {
-      if (timedOut)
-        throw new APITimeoutError('timeout', `Lectern did not answer within ${timeoutMs} ms (${url})`, cause)
-      if (signal?.aborted) throw new RequestAbortedError('aborted', 'The request was aborted', signal.reason)
-      const reason = cause instanceof Error ? cause.message : String(cause)
-      throw new APIConnectionError('connection_error', `Could not reach Lectern at ${url}: ${reason}`, cause)
+      return await Promise.race([
+        this.attempt(url, headers, controller.signal, deadline, timeout),
+        interrupted,
+      ])
     } finally {
       clearTimeout(timer)
       signal?.removeEventListener('abort', forwardAbort)
+      // Whatever ended the attempt, nothing more of this response is read.
+      controller.abort()
     }
   }
+
+  private async attempt(
+    url: string,
+    headers: Record<string, string>,
+    signal: AbortSignal,
+    deadline: number,
+    timeout: () => APITimeoutError,
+  ): Promise<Received> {
+    let response: Response
+    try {
+      response = await this.options.fetch(url, { method: 'GET', headers, signal })
+    } catch (cause) {
+      const reason = cause instanceof Error ? cause.message : String(cause)
+      throw new APIConnectionError('connection_error', `Could not reach Lectern at ${url}: ${reason}`, cause)
+    }
+    let text: string
+    try {
+      text = await readBody(response, this.options.maxResponseBytes, deadline)
+    } catch (cause) {
+      if (cause instanceof LecternError) throw cause
+      if (cause instanceof DeadlinePassed) throw timeout()
+      const reason = cause instanceof Error ? cause.message : String(cause)
+      throw new APIConnectionError(
+        'connection_error',
+        `The response of Lectern at ${url} broke off: ${reason}`,
+        cause,
+      )
+    }
+    return { status: response.status, headers: response.headers, text }
+  }
+}
+
+/**
+ * The body as text, read a chunk at a time so that it stops at `maxBytes` (counted after `fetch`
+ * decompressed it) and at the deadline, which is checked here too: a stream that always has the
+ * next chunk ready can keep the timer from running.
+ */
+async function readBody(response: Response, maxBytes: number, deadline: number): Promise<string> {
+  const tooLarge = () =>
+    new ServerError({
+      status: response.status,
+      type: 'unexpected_response',
+      message: `Lectern's response is larger than maxResponseBytes (${maxBytes} bytes) once decompressed`,
+      requestId: response.headers.get('x-request-id'),
+      retryAfter: null,
+    })
+  if (!response.body) {
+    // A test double's or a polyfill's response without a stream.
+    const text = await response.text()
+    if (new TextEncoder().encode(text).byteLength > maxBytes) throw tooLarge()
+    return text
+  }
+  const reader = response.body.getReader()
+  const decoder = new TextDecoder()
+  const parts: string[] = []
+  let size = 0
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      size += value.byteLength
+      if (size > maxBytes) throw tooLarge()
+      if (Date.now() > deadline) throw new DeadlinePassed()
+      parts.push(decoder.decode(value, { stream: true }))
+    }
+  } catch (error) {
+    reader.cancel().catch(() => {})
+    throw error
+  }
+  parts.push(decoder.decode())
+  return parts.join('')
 }
 
 /** A success body as JSON; anything else (a proxy's HTML page) is a {@link ServerError}. */

@@ -12,7 +12,7 @@ import {
   PermissionError,
   type Submission,
 } from '../src/index.js'
-import { type RunningLectern, recordingFetch, startLectern } from './support.js'
+import { listOf, type RunningLectern, recordingFetch, startLectern, startMisbehaving } from './support.js'
 
 const day = (n: number) => `2024-01-${String(n).padStart(2, '0')}T10:00:00Z`
 
@@ -250,5 +250,25 @@ describe('the TypeScript client against a server with phrase-form errors', () =>
       .forms.submissions('form_nowhere')
       .catch((e: unknown) => e)
     expect(missing).toMatchObject({ status: 404, type: 'resource_not_found' })
+  })
+})
+
+describe('all() against a server whose every page announces one more', () => {
+  it("stops once the first page's total is reached", async () => {
+    const server = await startMisbehaving(
+      listOf((n) => ({ id: `form_${n}`, title: `Form ${n}`, description: null })),
+    )
+    try {
+      const client = new Lectern({ baseUrl: server.baseUrl, apiKey: 'lk_live_x' })
+      const ids: string[] = []
+      for await (const form of client.forms.all({ pageSize: 2 })) {
+        ids.push(form.id)
+        if (ids.length > 50) break
+      }
+      expect(ids).toEqual(['form_0', 'form_1', 'form_2', 'form_3'])
+      expect(server.requests).toHaveLength(2)
+    } finally {
+      await server.close()
+    }
   })
 })

@@ -4,13 +4,17 @@ import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   createRedirectHandler,
+  createRedirectLoader,
   createRedirectMatcher,
   createRedirectMiddleware,
   encodeRedirectPath,
+  Lectern,
+  RedirectLimitError,
   type RedirectMatch,
   type RedirectRule,
 } from '../src/index.js'
 import { REPOSITORY_ROOT } from './launcher.js'
+import { listOf, startMisbehaving } from './support.js'
 
 // spec/redirect-cases.json is the one table of redirect cases every runtime (the server, the CLI,
 // the web-server exports and the three clients) answers the same way.
@@ -231,5 +235,53 @@ describe('the fetch-style handler', () => {
   it('answers null for a path that does not redirect, and for any method alike', () => {
     expect(handle(new Request('http://example.test/nothing-here'))).toBeNull()
     expect(handle(new Request('http://example.test/old', { method: 'HEAD' }))?.status).toBe(301)
+  })
+})
+
+describe('the redirect loader', () => {
+  const redirect = (n: number) => ({
+    id: `redirect_${n}`,
+    fromPath: `/from-${n}`,
+    toPath: `/to-${n}`,
+    type: 'permanent',
+    isActive: true,
+    createdAt: '2024-01-01T10:00:00Z',
+    updatedAt: '2024-01-01T10:00:00Z',
+  })
+
+  it('refuses to hold more than maxRedirects, and keeps the redirects it had', async () => {
+    let total = 200
+    const server = await startMisbehaving(listOf(redirect, () => total))
+    try {
+      const lectern = new Lectern({ baseUrl: server.baseUrl, apiKey: 'lk_live_x' })
+      const loader = await createRedirectLoader(lectern, { refreshInterval: 0, maxRedirects: 250 })
+      expect(loader.match('/from-199')).toEqual({ status: 301, location: '/to-199' })
+      total = 300
+      const error = await loader.refresh().catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(RedirectLimitError)
+      expect(error).toMatchObject({ type: 'too_many_redirects', maxRedirects: 250 })
+      expect((error as Error).message).toContain('more than 250 active redirects')
+      expect(loader.lastError).toBe(error)
+      expect(loader.match('/from-199')).toEqual({ status: 301, location: '/to-199' })
+      await expect(
+        createRedirectLoader(lectern, { refreshInterval: 0, maxRedirects: 250 }),
+      ).rejects.toBeInstanceOf(RedirectLimitError)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('loads a list whose pages announce ever more only up to its first total', async () => {
+    const server = await startMisbehaving(listOf(redirect))
+    try {
+      const lectern = new Lectern({ baseUrl: server.baseUrl, apiKey: 'lk_live_x' })
+      const loader = await createRedirectLoader(lectern, { refreshInterval: 0, maxRedirects: 10_000 })
+      expect(loader.matcher.size).toBe(200)
+      expect(loader.match('/from-199')).toEqual({ status: 301, location: '/to-199' })
+      expect(loader.match('/from-200')).toBeNull()
+      expect(server.requests).toHaveLength(2)
+    } finally {
+      await server.close()
+    }
   })
 })

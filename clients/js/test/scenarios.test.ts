@@ -128,7 +128,7 @@ function checkOutcome(
     if (expected.meta) expect(meta, where).toStrictEqual(expected.meta)
     if (expected.items) {
       expect(items, where).toStrictEqual(expected.items)
-      // Fields come in the SPEC's order, too.
+      // Fields come in the API's order, too.
       expect(
         items.map((item) => Object.keys(item)),
         where,

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { constants, createGzip, gzipSync } from 'node:zlib'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { buildForm } from '../../../test/factories.js'
 import { GENEROUS_LIMITS } from '../../../test/security-suite.js'
 import {
@@ -9,8 +10,9 @@ import {
   Lectern,
   LecternError,
   RequestAbortedError,
+  ServerError,
 } from '../src/index.js'
-import { type RunningLectern, startLectern } from './support.js'
+import { type Misbehaving, type RunningLectern, startLectern, startMisbehaving } from './support.js'
 
 /** A `fetch` that records the `If-None-Match` it sent and the status it got, for every request. */
 function revalidationLog(): {
@@ -161,5 +163,89 @@ describe('requests that get no response', () => {
     expect(error).toBeInstanceOf(APIConnectionError)
     expect(error).toMatchObject({ status: 0, type: 'connection_error' })
     expect((error as Error).message).toContain(`127.0.0.1:${port}`)
+  })
+})
+
+describe('responses that never end or never stop growing', () => {
+  let server: Misbehaving | undefined
+  afterEach(async () => {
+    await server?.close()
+    server = undefined
+  })
+
+  /** The call's outcome, or `'still pending'` if it has not settled long after its own timeout. */
+  const settle = (call: Promise<unknown>, wait: number) =>
+    Promise.race([
+      call.then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      ),
+      new Promise((resolve) => setTimeout(() => resolve('still pending'), wait)),
+    ])
+
+  it('fails with an APITimeoutError when the body trickles in for longer than timeoutMs', async () => {
+    server = await startMisbehaving((_, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.write('{"data":[')
+      const timer = setInterval(() => response.write(' '), 100)
+      response.on('close', () => clearInterval(timer))
+    })
+    const client = new Lectern({ baseUrl: server.baseUrl, apiKey: 'lk_live_x', timeoutMs: 300, retry: false })
+    const outcome = await settle(client.forms.list(), 10_000)
+    expect(outcome).toMatchObject({ error: expect.any(APITimeoutError) })
+  })
+
+  it('refuses a gzip body larger than maxResponseBytes once inflated, with a clear error', async () => {
+    const page = JSON.stringify({
+      data: [],
+      meta: { total: 0, page: 1, pageSize: 20, totalPages: 0 },
+      padding: ' '.repeat(8 * 1024 * 1024),
+    })
+    const compressed = gzipSync(page)
+    server = await startMisbehaving((_, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+      response.end(compressed)
+    })
+    const client = new Lectern({
+      baseUrl: server.baseUrl,
+      apiKey: 'lk_live_x',
+      maxResponseBytes: 1024 * 1024,
+    })
+    const error = await client.forms.list().catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ServerError)
+    expect(error).toMatchObject({ status: 200, type: 'unexpected_response' })
+    expect((error as Error).message).toContain('maxResponseBytes (1048576 bytes)')
+  })
+
+  it('settles within its timeout while an endless gzip body inflates, even if fetch ignores the abort', async () => {
+    // Each chunk a few kilobytes on the wire and megabytes once inflated, for as long as the client reads.
+    const chunk = Buffer.alloc(4 * 1024 * 1024, 0x20)
+    server = await startMisbehaving((_, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+      const gzip = createGzip()
+      gzip.pipe(response)
+      gzip.write('{"data":[')
+      let open = true
+      response.on('close', () => {
+        open = false
+        gzip.destroy()
+      })
+      const pump = () => {
+        while (open && gzip.write(chunk)) {}
+        if (open) gzip.flush(constants.Z_SYNC_FLUSH, () => setImmediate(pump))
+      }
+      pump()
+    })
+    const client = new Lectern({
+      baseUrl: server.baseUrl,
+      apiKey: 'lk_live_x',
+      // A runtime that notices the abort late, or never, while it inflates.
+      fetch: (url, { signal: _ignored, ...init }) => fetch(url, init),
+      timeoutMs: 500,
+      maxResponseBytes: 2 ** 40,
+      retry: false,
+    })
+    const outcome = await settle(client.forms.list(), 20_000)
+    expect(outcome).toMatchObject({ error: expect.any(APITimeoutError) })
   })
 })

@@ -45,7 +45,7 @@ final class Lectern
      *                                                   (the API lives under `/api/v1`)
      * @param string                     $apiKey         an API key (`lk_live_…`); keep it on the server
      * @param int                        $maxRetries     retries of `429` and `503` after the first attempt; 0 never retries
-     * @param float                      $timeout        seconds a request may take, connection included
+     * @param float                      $timeout        seconds an attempt may take, connecting and reading the body included
      * @param float                      $baseRetryDelay seconds of the first back-off without `Retry-After`, doubled per retry;
      *                                                   also the most jitter added to a `Retry-After`
      * @param float                      $maxRetryDelay  the longest wait before a retry; a longer `Retry-After` is thrown at once
@@ -53,6 +53,8 @@ final class Lectern
      * @param ResponseCache|null         $responseCache  defaults to the latest 100 pages in memory
      * @param (callable(float): void)|null $sleep        waits the given seconds (default `usleep`); tests pass a fake clock
      * @param (callable(): float)|null   $random         a number in [0, 1) for jitter (default `random_int`)
+     * @param int                        $maxResponseBytes the most bytes a response body may hold once decompressed
+     *                                                   (default 32 MiB); a larger one is a ServerException
      */
     public function __construct(
         string $baseUrl,
@@ -65,6 +67,7 @@ final class Lectern
         ?ResponseCache $responseCache = null,
         ?callable $sleep = null,
         ?callable $random = null,
+        int $maxResponseBytes = HttpClient::DEFAULT_MAX_RESPONSE_BYTES,
     ) {
         if (trim($baseUrl) === '' || preg_match('#^https?://[^/?\#]+#i', $baseUrl) !== 1) {
             throw new \InvalidArgumentException("Lectern: baseUrl must be an http(s) URL such as 'https://content.example.com'");
@@ -75,11 +78,16 @@ final class Lectern
         if ($timeout <= 0) {
             throw new \InvalidArgumentException('Lectern: timeout must be more than 0 seconds');
         }
+        if ($maxResponseBytes < 1) {
+            throw new \InvalidArgumentException('Lectern: maxResponseBytes must be at least 1');
+        }
         $this->responseCache = $responseCache ?? new MemoryResponseCache();
         $this->transport = new Transport(
             $baseUrl,
             $apiKey,
-            $httpClient ?? (\extension_loaded('curl') ? new CurlHttpClient() : new StreamHttpClient()),
+            $httpClient ?? (\extension_loaded('curl')
+                ? new CurlHttpClient(maxResponseBytes: $maxResponseBytes)
+                : new StreamHttpClient($maxResponseBytes)),
             $this->responseCache,
             new RetryPolicy($maxRetries, $baseRetryDelay, $maxRetryDelay),
             $timeout,
@@ -87,6 +95,7 @@ final class Lectern
                 usleep((int) round($seconds * 1_000_000));
             },
             $random ?? static fn (): float => random_int(0, \PHP_INT_MAX - 1) / \PHP_INT_MAX,
+            $maxResponseBytes,
         );
         $this->forms = new Forms($this->transport);
         $this->pages = new Pages($this->transport);

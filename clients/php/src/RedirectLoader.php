@@ -5,7 +5,9 @@ declare(strict_types=1);
 namespace Lectern;
 
 use Lectern\Exception\LecternException;
+use Lectern\Exception\RedirectLimitException;
 use Lectern\Http\CachedResponse;
+use Lectern\Resource\PageBound;
 
 /**
  * Builds a {@see RedirectMatcher} from the API (every active redirect) and keeps it fresh cheaply.
@@ -28,6 +30,9 @@ use Lectern\Http\CachedResponse;
  */
 final class RedirectLoader
 {
+    /** The most redirects a loader holds unless `$maxRedirects` says otherwise. */
+    public const DEFAULT_MAX_REDIRECTS = 100_000;
+
     private const FORMAT = 1;
 
     /** The latest failure to refresh, when the old copy was kept; null after a successful refresh. */
@@ -50,15 +55,21 @@ final class RedirectLoader
      *                                          every process of the host; null keeps the copy in memory only
      * @param int                    $maxAge    seconds a copy is used without asking the API
      * @param (callable(): int)|null $clock     the Unix time (default `time()`); tests pass a fake clock
+     * @param int                    $maxRedirects the most active redirects the loader holds: a refresh that finds
+     *                                          more fails with a RedirectLimitException, and the copy stays
      */
     public function __construct(
         private readonly Lectern $lectern,
         private readonly ?string $cacheFile = null,
         private readonly int $maxAge = 60,
         ?callable $clock = null,
+        private readonly int $maxRedirects = self::DEFAULT_MAX_REDIRECTS,
     ) {
         if ($maxAge < 0) {
             throw new \InvalidArgumentException('RedirectLoader: maxAge must not be negative');
+        }
+        if ($maxRedirects < 1) {
+            throw new \InvalidArgumentException('RedirectLoader: maxRedirects must be at least 1');
         }
         if ($cacheFile !== null && !is_writable(\dirname($cacheFile))) {
             throw new \InvalidArgumentException(\sprintf('RedirectLoader: the folder of the cache file %s must exist and be writable', $cacheFile));
@@ -165,8 +176,14 @@ final class RedirectLoader
             }
         }
         $pages = [];
+        $bound = new PageBound();
+        $count = 0;
         for ($number = 1; ; ++$number) {
             $list = $this->lectern->redirects->list(page: $number, pageSize: Resource\Listing::MAX_PAGE_SIZE, active: true);
+            $count += \count($list->data);
+            if ($count > $this->maxRedirects) {
+                throw new RedirectLimitException($this->maxRedirects);
+            }
             $url = $this->lectern->lastResponse?->url ?? '';
             $cached = $this->lectern->responseCache->get($url);
             $pages[] = [
@@ -174,7 +191,7 @@ final class RedirectLoader
                 'etag' => $cached?->etag,
                 'body' => $cached !== null ? $cached->body : json_encode($list, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE),
             ];
-            if ($number >= $list->meta->totalPages || $list->data === []) {
+            if ($bound->done($number, $list->meta, \count($list->data))) {
                 return $pages;
             }
         }

@@ -5,7 +5,8 @@ declare(strict_types=1);
 namespace Lectern;
 
 /**
- * SPEC §2.1, the one redirect-matching algorithm, over a set of redirects, with no network:
+ * Lectern's one redirect-matching algorithm over a set of redirects, with no network (every runtime
+ * runs the same cases, spec/redirect-cases.json):
  *
  * 1. The request path is percent-decoded once; an invalid encoding (a `%` without two hex digits,
  *    bytes that are not well-formed UTF-8) matches nothing.

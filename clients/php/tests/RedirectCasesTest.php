@@ -9,7 +9,7 @@ use Lectern\RedirectMatcher;
 use Lectern\Tests\Support\TestServer;
 use PHPUnit\Framework\TestCase;
 
-/** Runs every case of spec/redirect-cases.json (SPEC §2.1, shared by every runtime) through the matcher. */
+/** Runs every case of spec/redirect-cases.json (shared by every runtime) through the matcher. */
 final class RedirectCasesTest extends TestCase
 {
     /** @return iterable<string, array{string, array{status: int, location: string}|null}> */

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Lectern\Tests;
 
 use Lectern\Exception\ConnectionException;
+use Lectern\Exception\RedirectLimitException;
 use Lectern\Exception\ServiceUnavailableException;
 use Lectern\Lectern;
 use Lectern\RedirectLoader;
@@ -156,5 +157,41 @@ final class RedirectLoaderTest extends TestCase
     {
         $this->expectException(\InvalidArgumentException::class);
         new RedirectLoader(self::process(), '/nonexistent-folder/redirects.json');
+    }
+
+    public function testItHoldsAtMostMaxRedirectsAndKeepsItsCopyWhenThereAreMore(): void
+    {
+        $page = static function (int $number, int $total): array {
+            $items = [];
+            for ($n = ($number - 1) * 100; $n < min($number * 100, $total); ++$n) {
+                $items[] = ['id' => "r$n", 'fromPath' => "/from-$n", 'toPath' => "/to-$n", 'type' => 'permanent', 'isActive' => true,
+                    'createdAt' => '2024-01-05T10:00:00Z', 'updatedAt' => '2024-01-05T10:00:00Z'];
+            }
+
+            return ['status' => 200, 'body' => json_encode(['data' => $items, 'meta' => ['total' => $total, 'page' => $number, 'pageSize' => 100, 'totalPages' => (int) ceil($total / 100)]], JSON_THROW_ON_ERROR)];
+        };
+        $api = ScriptedApi::get();
+        $url = $api->script([$page(1, 200), $page(2, 200), $page(1, 300), $page(2, 300), $page(3, 300)]);
+        $lectern = new Lectern($url, 'lk_live_x', maxRetries: 0, timeout: 5);
+        $loader = new RedirectLoader($lectern, $this->cacheFile, maxAge: 60, clock: $this->clock->time(...), maxRedirects: 250);
+
+        $this->assertSame('/to-199', $loader->matcher()->match('/from-199')?->location);
+        try {
+            $loader->refresh();
+            $this->fail('expected a RedirectLimitException');
+        } catch (RedirectLimitException $error) {
+            $this->assertSame('too_many_redirects', $error->type);
+            $this->assertNull($error->status);
+            $this->assertSame(250, $error->maxRedirects);
+            $this->assertStringContainsString('more than 250 active redirects', $error->getMessage());
+        }
+        $this->assertCount(5, $api->requests($url));
+
+        // Past maxAge the next request refreshes, finds too many again, and serves the old copy.
+        $api2 = $api->script([$page(1, 300), $page(2, 300), $page(3, 300)]);
+        $again = new RedirectLoader(new Lectern($api2, 'lk_live_x', maxRetries: 0, timeout: 5), $this->cacheFile, maxAge: 60, clock: $this->clock->time(...), maxRedirects: 250);
+        $this->clock->now += 61;
+        $this->assertSame('/to-199', $again->matcher()->match('/from-199')?->location);
+        $this->assertInstanceOf(RedirectLimitException::class, $again->lastError);
     }
 }

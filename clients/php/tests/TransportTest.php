@@ -226,4 +226,76 @@ final class TransportTest extends TestCase
         $this->expectExceptionMessage('baseUrl must be an http(s) URL');
         new Lectern('content.example.com', self::KEY);
     }
+
+    /** @dataProvider httpClients */
+    public function testTheTimeoutBoundsTheWholeAttemptWhileTheBodyTricklesIn(HttpClient $http): void
+    {
+        $url = ScriptedApi::get()->script([['status' => 200, 'body' => ScriptedApi::formsPage(), 'trickle' => ['every' => 0.2, 'times' => 25]]]);
+
+        $this->expectException(ConnectionException::class);
+        $this->expectExceptionMessageMatches('/within 1 s|timed out|Operation timed out/i');
+        self::client($url, $http, timeout: 1.0)->forms->list();
+    }
+
+    /** @requires extension curl */
+    public function testCurlRefusesAGzipBodyLargerThanTheCapOnceInflated(): void
+    {
+        // About 40 KiB on the wire, 40 MiB once inflated: over the default cap of 32 MiB.
+        $page = json_encode(['data' => [], 'meta' => ['total' => 0, 'page' => 1, 'pageSize' => 20, 'totalPages' => 0], 'padding' => str_repeat(' ', 40 << 20)], JSON_THROW_ON_ERROR);
+        $compressed = (string) gzencode($page, 9);
+        unset($page);
+        $url = ScriptedApi::get()->script([[
+            'status' => 200,
+            'headers' => ['Content-Type' => 'application/json', 'Content-Encoding' => 'gzip', 'X-Request-Id' => 'bomb'],
+            'bodyBase64' => base64_encode($compressed),
+        ]]);
+
+        try {
+            (new Lectern($url, self::KEY, maxRetries: 0))->forms->list();
+            $this->fail('expected a ServerException');
+        } catch (ServerException $error) {
+            $this->assertSame('unexpected_response', $error->type);
+            $this->assertSame(200, $error->status);
+            $this->assertSame('bomb', $error->requestId);
+            $this->assertStringContainsString('larger than maxResponseBytes (33554432 bytes) once decompressed', $error->getMessage());
+        }
+    }
+
+    public function testStreamsRefuseABodyLargerThanTheirCap(): void
+    {
+        $page = json_encode(['data' => [], 'meta' => ['total' => 0, 'page' => 1, 'pageSize' => 20, 'totalPages' => 0], 'padding' => str_repeat(' ', 2 << 20)], JSON_THROW_ON_ERROR);
+        $url = ScriptedApi::get()->script([['status' => 200, 'body' => $page]]);
+
+        try {
+            self::client($url, new StreamHttpClient(1 << 20))->forms->list();
+            $this->fail('expected a ServerException');
+        } catch (ServerException $error) {
+            $this->assertSame('unexpected_response', $error->type);
+            $this->assertStringContainsString('larger than maxResponseBytes (1048576 bytes)', $error->getMessage());
+        }
+    }
+
+    public function testAllStopsAtTheFirstPagesTotalThoughLaterPagesAnnounceMore(): void
+    {
+        $api = ScriptedApi::get();
+        $pages = [];
+        for ($number = 1; $number <= 10; ++$number) {
+            $pages[] = ['status' => 200, 'body' => json_encode([
+                'data' => [['id' => "form_{$number}_0", 'title' => 'A', 'description' => null], ['id' => "form_{$number}_1", 'title' => 'B', 'description' => null]],
+                'meta' => ['total' => 2 * $number + 2, 'page' => $number, 'pageSize' => 2, 'totalPages' => $number + 1],
+            ], JSON_THROW_ON_ERROR)];
+        }
+        $url = $api->script($pages);
+
+        $seen = [];
+        foreach (self::client($url, new StreamHttpClient())->forms->all(pageSize: 2) as $form) {
+            $seen[] = $form->id;
+            if (\count($seen) > 50) {
+                break;
+            }
+        }
+
+        $this->assertSame(['form_1_0', 'form_1_1', 'form_2_0', 'form_2_1'], $seen);
+        $this->assertCount(2, $api->requests($url));
+    }
 }

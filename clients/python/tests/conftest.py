@@ -10,7 +10,7 @@ import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -134,6 +134,34 @@ class ScriptedUpstream:
 
     def close(self) -> None:
         self.hold.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class MisbehavingServer:
+    """A real HTTP server on 127.0.0.1 whose ``GET`` handler is ``handle(request_handler)``: for
+    answers no well-behaved server gives (a body that trickles in, one that never stops)."""
+
+    def __init__(self, handle: Callable[[BaseHTTPRequestHandler], None]) -> None:
+        self.paths: List[str] = []
+        self.stopping = threading.Event()
+        server_self = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+                server_self.paths.append(self.path)
+                handle(self)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.stopping.set()
         self.server.shutdown()
         self.server.server_close()
 

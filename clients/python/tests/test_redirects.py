@@ -230,6 +230,30 @@ def test_loader_keeps_serving_when_the_api_fails(
         loader.refresh()
 
 
+def test_loader_holds_at_most_max_redirects_and_keeps_the_ones_it_had(
+    upstream: ScriptedUpstream, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    def page(number: int, total: int) -> Dict[str, Any]:
+        first = (number - 1) * 100
+        items = [redirect(f"/from-{n}", f"/to-{n}") for n in range(first, min(first + 100, total))]
+        return {"data": items, "meta": {"total": total, "page": number, "pageSize": 100, "totalPages": -(-total // 100)}}
+
+    upstream.add(200, page(1, 200))
+    upstream.add(200, page(2, 200))
+    for number in (1, 2, 3):
+        upstream.add(200, page(number, 300))
+    loader = RedirectLoader(Lectern(base_url=upstream.base_url, api_key="k", sleep=clock.sleep), max_redirects=250, clock=clock)
+    assert loader.match("/from-199") == RedirectMatch(301, "/to-199")
+    with pytest.raises(lectern.RedirectLimitError) as raised:
+        loader.refresh()
+    assert (raised.value.type, raised.value.status, raised.value.max_redirects) == ("too_many_redirects", None, 250)
+    assert "more than 250 active redirects" in raised.value.message
+    assert len(upstream.requests) == 5
+    assert loader.match("/from-199") == RedirectMatch(301, "/to-199")
+    with pytest.raises(ValueError):
+        RedirectLoader(Lectern(base_url=upstream.base_url, api_key="k"), max_redirects=0)
+
+
 def test_wsgi_and_asgi_middleware_apply_a_loaders_redirects(viewer_client: Lectern) -> None:
     loader = RedirectLoader(viewer_client)
     answer = wsgi_call(lectern_wsgi.RedirectMiddleware(downstream_wsgi, loader), {"REQUEST_METHOD": "GET", "REQUEST_URI": "/promo?x=1"})

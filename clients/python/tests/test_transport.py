@@ -3,11 +3,13 @@ clock), conditional requests, errors, parameters and connection failures."""
 
 from __future__ import annotations
 
+import json
 import socket
-from typing import Any, Dict, Type
+from http.server import BaseHTTPRequestHandler
+from typing import Any, Dict, Iterator, Type
 
 import pytest
-from conftest import FakeClock, ScriptedUpstream
+from conftest import FakeClock, MisbehavingServer, ScriptedUpstream
 
 import lectern
 from lectern import Lectern
@@ -290,3 +292,67 @@ def test_parses_retry_after_as_seconds_or_an_http_date() -> None:
 def test_str_of_an_error_names_status_type_and_request_id() -> None:
     error = lectern.NotFoundError("Form 'x' not found", type="resource_not_found", status=404, request_id="r-1")
     assert str(error) == "Form 'x' not found (404 resource_not_found, request id r-1)"
+
+
+@pytest.fixture
+def trickling() -> Iterator[MisbehavingServer]:
+    """Sends its headers at once, then a byte of body every 0.2 s, for up to 8 s."""
+
+    def handle(request: BaseHTTPRequestHandler) -> None:
+        request.send_response(200)
+        request.send_header("Content-Type", "application/json")
+        request.end_headers()
+        request.wfile.write(b'{"data": [], "meta": {"total": 0, "page": 1, "pageSize": 20, "totalPages": 0}}')
+        request.wfile.flush()
+        for _ in range(40):
+            if server.stopping.wait(0.2):
+                return
+            request.wfile.write(b" ")
+            request.wfile.flush()
+
+    server = MisbehavingServer(handle)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def test_the_timeout_bounds_the_whole_attempt_while_the_body_trickles_in(
+    trickling: MisbehavingServer, clock: FakeClock
+) -> None:
+    client = Lectern(base_url=trickling.base_url, api_key="k", sleep=clock.sleep, timeout=1.0)
+    with pytest.raises(lectern.APIConnectionError, match="did not answer within 1 s"):
+        client.forms.list()
+    assert len(trickling.paths) == 1
+
+
+def test_refuses_a_body_larger_than_max_response_bytes(upstream: ScriptedUpstream, clock: FakeClock) -> None:
+    upstream.add(200, {**FORMS_PAGE, "padding": " " * (2 * 1024 * 1024)}, {"X-Request-Id": "big"})
+    client = client_for(upstream, clock, max_response_bytes=1024 * 1024)
+    with pytest.raises(lectern.ServerError) as raised:
+        client.forms.list()
+    assert (raised.value.status, raised.value.type, raised.value.request_id) == (200, "unexpected_response", "big")
+    assert "max_response_bytes (1048576 bytes)" in raised.value.message
+
+
+def test_all_stops_at_the_first_pages_total_though_later_pages_announce_more(
+    upstream: ScriptedUpstream, clock: FakeClock
+) -> None:
+    for number in range(1, 11):
+        ids = [f"form_{number}_{n}" for n in range(2)]
+        meta = {"total": 2 * number + 2, "page": number, "pageSize": 2, "totalPages": number + 1}
+        upstream.add(200, {"data": [{"id": i, "title": i, "description": None} for i in ids], "meta": meta})
+    seen = []
+    for form in client_for(upstream, clock).forms.all(page_size=2):
+        seen.append(form.id)
+        if len(seen) > 50:
+            break
+    assert seen == ["form_1_0", "form_1_1", "form_2_0", "form_2_1"]
+    assert len(upstream.requests) == 2
+
+
+def test_refuses_options_out_of_range() -> None:
+    with pytest.raises(ValueError):
+        Lectern(base_url="https://content.example.com", api_key="k", max_response_bytes=0)
+    with pytest.raises(ValueError):
+        Lectern(base_url="https://content.example.com", api_key="k", timeout=0)

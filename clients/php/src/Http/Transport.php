@@ -41,6 +41,7 @@ final class Transport
         private readonly float $timeout,
         callable $sleep,
         callable $random,
+        private readonly int $maxResponseBytes = HttpClient::DEFAULT_MAX_RESPONSE_BYTES,
     ) {
         $this->baseUrl = rtrim($baseUrl, '/');
         $this->sleep = \Closure::fromCallable($sleep);
@@ -87,6 +88,15 @@ final class Transport
                 unset($headers['If-None-Match']);
             }
             $response = $this->http->send('GET', $url, $headers, $this->timeout);
+            // The built-in clients stop reading at the cap; one of the caller's may not.
+            if (\strlen($response->body) > $this->maxResponseBytes) {
+                throw new ServerException(
+                    \sprintf('The response of Lectern is larger than maxResponseBytes (%d bytes)', $this->maxResponseBytes),
+                    'unexpected_response',
+                    $response->status,
+                    $response->header('x-request-id'),
+                );
+            }
             $this->lastResponse = new ResponseInfo(
                 $response->status,
                 $response->header('x-request-id'),

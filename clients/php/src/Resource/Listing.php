@@ -63,6 +63,8 @@ abstract class Listing
     /**
      * Every item of a list, fetching page after page as the loop asks for more. Items added or
      * removed while the loop runs may shift the pages, so an item can be missed or seen twice.
+     * An empty page ends the walk, and so does the first page's `total` (or `totalPages`): a server
+     * whose later pages announce ever more cannot keep it going for ever.
      *
      * @template T
      *
@@ -73,12 +75,13 @@ abstract class Listing
     protected static function walk(callable $list, ?int $pageSize): \Generator
     {
         $pageSize ??= self::MAX_PAGE_SIZE;
+        $bound = new PageBound();
         for ($page = 1; ; ++$page) {
             $collection = $list($page, $pageSize);
             foreach ($collection->data as $item) {
                 yield $item;
             }
-            if ($page >= $collection->meta->totalPages || $collection->data === []) {
+            if ($bound->done($page, $collection->meta, \count($collection->data))) {
                 return;
             }
         }

@@ -45,7 +45,7 @@ final class ScriptedApi
     /**
      * A base URL whose requests get these responses, in order.
      *
-     * @param list<array{status: int, headers?: array<string, string>, body?: string, delay?: float}> $responses
+     * @param list<array{status: int, headers?: array<string, string>, body?: string, bodyBase64?: string, delay?: float, trickle?: array{every: float, times: int}}> $responses
      */
     public function script(array $responses): string
     {

@@ -10,6 +10,7 @@
 """
 
 from ._client import MAX_PAGE_SIZE, Forms, Lectern, Pages, Redirects, __version__
+from ._transport import DEFAULT_MAX_RESPONSE_BYTES
 from ._errors import (
     ERROR_TYPES,
     APIConnectionError,
@@ -19,6 +20,7 @@ from ._errors import (
     NotFoundError,
     PermissionDeniedError,
     RateLimitError,
+    RedirectLimitError,
     ServerError,
     ServiceUnavailableError,
 )
@@ -33,11 +35,13 @@ from ._models import (
     Submission,
     parse_timestamp,
 )
-from ._redirects import RedirectItem, RedirectLoader, RedirectMatch, RedirectMatcher, RedirectSource
+from ._redirects import DEFAULT_MAX_REDIRECTS, RedirectItem, RedirectLoader, RedirectMatch, RedirectMatcher, RedirectSource
 
 __all__ = [
     "__version__",
     "MAX_PAGE_SIZE",
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_MAX_REDIRECTS",
     "ERROR_TYPES",
     "Lectern",
     "Forms",
@@ -59,6 +63,7 @@ __all__ = [
     "NotFoundError",
     "PermissionDeniedError",
     "RateLimitError",
+    "RedirectLimitError",
     "ServerError",
     "ServiceUnavailableError",
     "RedirectMatcher",

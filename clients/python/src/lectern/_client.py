@@ -7,7 +7,7 @@ import time
 import urllib.parse
 from typing import Callable, Dict, Iterator, List, Optional, Tuple, Type, TypeVar
 
-from ._errors import UNEXPECTED_RESPONSE, ServerError
+from ._errors import UNEXPECTED_RESPONSE, RedirectLimitError, ServerError
 from ._models import (
     Form,
     LastResponse,
@@ -20,7 +20,7 @@ from ._models import (
     Submission,
     _ApiModel,
 )
-from ._transport import Transport
+from ._transport import DEFAULT_MAX_RESPONSE_BYTES, Transport
 
 __version__ = "0.1.0"
 
@@ -88,15 +88,33 @@ class _Resource:
         size = MAX_PAGE_SIZE if page_size is None else page_size
 
         def walk() -> Iterator[_Item]:
+            bound = _PageBound()
             page = 1
             while True:
                 result = fetch(page, size)
                 yield from result.data
-                if page >= result.meta.total_pages or not result.data:
+                if bound.done(page, result):
                     return
                 page += 1
 
         return walk()
+
+
+class _PageBound:
+    """When a walk through pages ends: at an empty page, or once the first page's ``total`` items
+    (or ``total_pages`` pages) have come, so that a server whose later pages announce ever more
+    cannot keep it going for ever."""
+
+    def __init__(self) -> None:
+        self._total: Optional[int] = None
+        self._total_pages: Optional[int] = None
+        self._seen = 0
+
+    def done(self, page: int, result: ListPage[_Item]) -> bool:
+        if self._total is None or self._total_pages is None:
+            self._total, self._total_pages = result.meta.total, result.meta.total_pages
+        self._seen += len(result.data)
+        return not result.data or self._seen >= self._total or page >= self._total_pages
 
 
 class Forms(_Resource):
@@ -158,16 +176,22 @@ class Redirects(_Resource):
         _check_bool("active", active)
         return self._walk(lambda page, size: self.list(page=page, page_size=size, active=active), page_size)
 
-    def _all_with_changes(self, *, active: Optional[bool]) -> Tuple[List[Redirect], bool]:
-        """Every redirect, and whether any page differed from the one remembered (not answered 304)."""
+    def _all_with_changes(
+        self, *, active: Optional[bool], max_items: Optional[int] = None
+    ) -> Tuple[List[Redirect], bool]:
+        """Every redirect, and whether any page differed from the one remembered (not answered 304);
+        :class:`RedirectLimitError` as soon as there are more than ``max_items``."""
         items: List[Redirect] = []
         changed = False
+        bound = _PageBound()
         page = 1
         while True:
             result, status = self._page(self._PATH, Redirect, page, MAX_PAGE_SIZE, {"active": active})
             changed = changed or status != 304
             items.extend(result.data)
-            if page >= result.meta.total_pages or not result.data:
+            if max_items is not None and len(items) > max_items:
+                raise RedirectLimitError(max_items)
+            if bound.done(page, result):
                 return items, changed
             page += 1
 
@@ -185,7 +209,9 @@ class Lectern:
     (``lk_live_…``). Failed requests raise a :class:`LecternError` subclass; ``429`` and ``503`` are
     retried first, up to ``max_retries`` times, waiting ``Retry-After`` (plus up to ``base_delay``
     seconds of jitter) or an exponential back-off from ``base_delay``; a wait longer than
-    ``max_delay`` seconds is not waited for. ``timeout`` bounds each attempt, in seconds. The last
+    ``max_delay`` seconds is not waited for. ``timeout`` bounds each attempt, in seconds, reading
+    the whole body included; a body larger than ``max_response_bytes`` (default 32 MiB) raises a
+    :class:`ServerError` of type ``unexpected_response`` instead of filling the memory. The last
     ``cache_size`` pages fetched are remembered with their ``ETag`` and revalidated with
     ``If-None-Match`` (``0`` turns that off). ``sleep`` and ``random`` replace ``time.sleep`` and
     ``random.random`` (a test's fake clock, fixed jitter).
@@ -200,6 +226,7 @@ class Lectern:
         *,
         max_retries: int = 2,
         timeout: float = 30.0,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         base_delay: float = 0.5,
         max_delay: float = 30.0,
         cache_size: int = 100,
@@ -215,10 +242,14 @@ class Lectern:
             raise ValueError("Lectern: api_key is required")
         _check_int("max_retries", max_retries, 0)
         _check_int("cache_size", cache_size, 0)
+        _check_int("max_response_bytes", max_response_bytes, 1)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ValueError(f"Lectern: timeout must be a number of seconds above 0 (got {timeout!r})")
         self._transport = Transport(
             base_url=base_url,
             api_key=api_key,
             timeout=timeout,
+            max_response_bytes=max_response_bytes,
             max_retries=max_retries,
             base_delay=base_delay,
             max_delay=max_delay,

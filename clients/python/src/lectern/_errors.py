@@ -32,6 +32,8 @@ ERROR_TYPES: Mapping[str, Tuple[int, str]] = {
 UNEXPECTED_RESPONSE = "unexpected_response"
 #: The ``type`` of an :class:`APIConnectionError`.
 CONNECTION_ERROR = "connection_error"
+#: The ``type`` of a :class:`RedirectLimitError`.
+TOO_MANY_REDIRECTS = "too_many_redirects"
 
 
 class LecternError(Exception):
@@ -106,6 +108,20 @@ class APIConnectionError(LecternError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, type=CONNECTION_ERROR, status=None)
+
+
+class RedirectLimitError(LecternError):
+    """A :class:`RedirectLoader` found more active redirects than its ``max_redirects`` (``type`` is
+    ``too_many_redirects``, ``status`` ``None``: no response failed); it keeps the ones it had."""
+
+    def __init__(self, max_redirects: int) -> None:
+        super().__init__(
+            f"Lectern has more than {max_redirects} active redirects, the loader's max_redirects: raise it, "
+            "or serve them from the web server's configuration (lectern redirects export)",
+            type=TOO_MANY_REDIRECTS,
+            status=None,
+        )
+        self.max_redirects = max_redirects
 
 
 _CLASS_BY_STATUS: Dict[int, Type[LecternError]] = {

@@ -1,6 +1,6 @@
 """The items the API returns, as frozen dataclasses with snake_case attributes.
 
-Each item's attributes are the SPEC's fields renamed to snake_case (``fromPath`` → ``from_path``);
+Each item's attributes are the API's fields renamed to snake_case (``fromPath`` → ``from_path``);
 ``to_dict()`` gives them back under the API's names. Timestamps stay the API's strings
 (``2024-01-05T10:00:00Z``, UTC): :func:`parse_timestamp` turns one into an aware ``datetime``.
 """
@@ -27,12 +27,12 @@ def parse_timestamp(value: str) -> datetime.datetime:
 class _ApiModel:
     """Maps between the API's camelCase fields and the dataclass's snake_case attributes."""
 
-    #: (API field name, attribute name), in the SPEC's order.
+    #: (API field name, attribute name), in the API's order.
     _FIELDS: Tuple[Tuple[str, str], ...] = ()
 
     @classmethod
     def from_dict(cls: Type[_Model], item: Mapping[str, Any]) -> _Model:
-        """The item from an API object (SPEC field names); fields the client does not know are ignored."""
+        """The item from an API object (the API's field names); fields the client does not know are ignored."""
         if not isinstance(item, Mapping):
             raise ResponseShapeError(f"{cls.__name__}: expected an object, got {type(item).__name__}")
         try:
@@ -42,7 +42,7 @@ class _ApiModel:
         return cls(**values)
 
     def to_dict(self) -> Dict[str, Any]:
-        """The item as the API sends it: SPEC field names, in the SPEC's order."""
+        """The item as the API sends it: the API's field names, in its order."""
         return {field: getattr(self, attribute) for field, attribute in self._FIELDS}
 
 

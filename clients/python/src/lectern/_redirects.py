@@ -1,4 +1,4 @@
-"""Applying redirects (SPEC §2.1) without network, and keeping them fresh from the API."""
+"""Applying redirects as Lectern does, without network, and keeping them fresh from the API."""
 
 from __future__ import annotations
 
@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from ._client import Lectern
 
 logger = logging.getLogger("lectern")
+
+#: The most redirects a :class:`RedirectLoader` holds unless ``max_redirects`` says otherwise.
+DEFAULT_MAX_REDIRECTS = 100_000
 
 #: A redirect as :class:`RedirectMatcher` takes it: the client's object, or the API's JSON object.
 RedirectItem = Union[Redirect, Mapping[str, Any]]
@@ -82,7 +85,8 @@ def _edge_of(item: RedirectItem) -> Tuple[str, _Edge, bool]:
 
 
 class RedirectMatcher:
-    """SPEC §2.1 over a list of redirects, with no network.
+    """Lectern's redirect matching over a list of redirects, with no network (the cases every
+    runtime shares are ``spec/redirect-cases.json``).
 
     ``redirects`` are the API's redirect objects as dicts (``fromPath``, ``toPath``, ``type``,
     ``isActive``) or :class:`lectern.Redirect` objects; inactive ones are ignored, and should a
@@ -170,7 +174,9 @@ class RedirectLoader:
     refreshes revalidate each page with ``If-None-Match``, so an unchanged list costs one ``304``
     per page and keeps the matcher already built. A refresh that fails is logged (logger
     ``lectern``) and the previous redirects keep applying (none before a first success); it is
-    tried again after ``refresh_interval``. Give the loader a client of its own: it reads the
+    tried again after ``refresh_interval``. It holds at most ``max_redirects`` (default 100 000):
+    a list with more fails to load with :class:`RedirectLimitError`, like any failed refresh,
+    instead of growing without bound. Give the loader a client of its own: it reads the
     client's conditional-request state. Safe to share between threads: one refreshes, the others
     keep using the current matcher meanwhile.
     """
@@ -180,10 +186,14 @@ class RedirectLoader:
         client: Lectern,
         *,
         refresh_interval: float = 60.0,
+        max_redirects: int = DEFAULT_MAX_REDIRECTS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if refresh_interval < 0:
             raise ValueError("RedirectLoader: refresh_interval must be at least 0")
+        if isinstance(max_redirects, bool) or not isinstance(max_redirects, int) or max_redirects < 1:
+            raise ValueError(f"RedirectLoader: max_redirects must be a whole number of at least 1 (got {max_redirects!r})")
+        self._max_redirects = max_redirects
         self._client = client
         self._interval = refresh_interval
         self._clock = clock
@@ -206,7 +216,7 @@ class RedirectLoader:
 
     def _refresh_locked(self) -> bool:
         self._checked_at = self._clock()
-        items, changed = self._client.redirects._all_with_changes(active=True)
+        items, changed = self._client.redirects._all_with_changes(active=True, max_items=self._max_redirects)
         if changed or self._matcher is None:
             self._matcher = RedirectMatcher(items)
             logger.info("lectern: %d active redirects loaded", len(self._matcher))

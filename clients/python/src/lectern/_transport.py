@@ -10,7 +10,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections import OrderedDict
-from typing import Any, Callable, Mapping, Optional, Tuple
+from typing import Any, Callable, List, Mapping, Optional, Tuple
 
 from ._errors import (
     UNEXPECTED_RESPONSE,
@@ -23,6 +23,12 @@ from ._models import LastResponse, RateLimit
 
 #: Only these are retried: the server asked the client to come back later.
 RETRIED_STATUSES = frozenset({429, 503})
+
+#: The most bytes a response body may hold unless ``max_response_bytes`` says otherwise: the body
+#: is held in memory, and a server (or what stands in front of it) may send any amount.
+DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+
+_CHUNK = 64 * 1024
 
 
 def retry_delay(
@@ -69,6 +75,63 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None
 
 
+class _Attempt:
+    """The connections of one attempt, so that a watchdog can cut them when its time is up.
+
+    urllib's ``timeout`` bounds each socket operation, not the attempt: a server sending a byte
+    now and then would hold it for ever. Shutting the socket down wakes any read blocked on it.
+    """
+
+    def __init__(self) -> None:
+        self.expired = False
+        self._connections: List[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()
+
+    def track(self, connection: http.client.HTTPConnection) -> None:
+        with self._lock:
+            self._connections.append(connection)
+
+    def expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for connection in self._connections:
+                sock = connection.sock
+                if sock is not None:
+                    try:
+                        # The plain socket's shutdown, also under TLS: it only has to wake the reader.
+                        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+
+
+class _TrackedConnections:
+    """Mixed into urllib's HTTP(S) handlers: every connection they open is tracked by the attempt."""
+
+    _attempt: _Attempt
+
+    def do_open(self, http_class: Any, req: Any, **http_conn_args: Any) -> Any:
+        attempt = self._attempt
+
+        def connection(host: str, **kwargs: Any) -> http.client.HTTPConnection:
+            made: http.client.HTTPConnection = http_class(host, **kwargs)
+            attempt.track(made)
+            return made
+
+        return super().do_open(connection, req, **http_conn_args)  # type: ignore[misc]
+
+
+class _TrackedHTTPHandler(_TrackedConnections, urllib.request.HTTPHandler):
+    def __init__(self, attempt: _Attempt) -> None:
+        super().__init__()
+        self._attempt = attempt
+
+
+class _TrackedHTTPSHandler(_TrackedConnections, urllib.request.HTTPSHandler):
+    def __init__(self, attempt: _Attempt) -> None:
+        super().__init__()
+        self._attempt = attempt
+
+
 class _ETagCache:
     """The ``ETag`` and raw body of the most recently used URLs, least recently used evicted first."""
 
@@ -106,6 +169,7 @@ class Transport:
         base_url: str,
         api_key: str,
         timeout: float,
+        max_response_bytes: int,
         max_retries: int,
         base_delay: float,
         max_delay: float,
@@ -117,6 +181,7 @@ class Transport:
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
         self.timeout = timeout
+        self.max_response_bytes = max_response_bytes
         self.max_retries = max_retries
         self.base_delay = base_delay
         self.max_delay = max_delay
@@ -125,7 +190,6 @@ class Transport:
         self.random = random
         self.cache = _ETagCache(cache_size)
         self.last_response: Optional[LastResponse] = None
-        self._opener = urllib.request.build_opener(_NoRedirects())
 
     def url(self, path: str, query: Mapping[str, object]) -> str:
         """The full URL of an API path with the query parameters that are set; booleans as ``true``/``false``."""
@@ -178,22 +242,59 @@ class Transport:
             attempt += 1
 
     def _send(self, url: str, headers: Mapping[str, str]) -> Tuple[int, Mapping[str, str], bytes]:
+        """One attempt, response body included, within ``timeout`` seconds."""
         request = urllib.request.Request(url, headers=dict(headers), method="GET")
+        attempt = _Attempt()
+        opener = urllib.request.build_opener(_NoRedirects(), _TrackedHTTPHandler(attempt), _TrackedHTTPSHandler(attempt))
+        watchdog = threading.Timer(self.timeout, attempt.expire)
+        watchdog.daemon = True
+        watchdog.start()
         try:
-            with self._opener.open(request, timeout=self.timeout) as response:
-                return response.status, _lower(response.headers), response.read()
-        except urllib.error.HTTPError as error:
-            # urllib raises every non-2xx status; for the API they are answers, not failures.
             try:
-                body = error.read()
-            except (OSError, http.client.HTTPException):
-                body = b""
-            finally:
-                error.close()
-            return error.code, _lower(error.headers), body
-        except (urllib.error.URLError, http.client.HTTPException, socket.timeout, OSError) as error:
+                with opener.open(request, timeout=self.timeout) as response:
+                    status, response_headers = response.status, _lower(response.headers)
+                    body = self._read(response, attempt, status, response_headers)
+            except urllib.error.HTTPError as error:
+                # urllib raises every non-2xx status; for the API they are answers, not failures.
+                status, response_headers = error.code, _lower(error.headers)
+                try:
+                    body = self._read(error, attempt, status, response_headers)
+                except (OSError, http.client.HTTPException):
+                    body = b""
+                finally:
+                    error.close()
+            if attempt.expired:
+                raise self._timed_out()
+            return status, response_headers, body
+        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:
+            if attempt.expired:
+                raise self._timed_out() from error
             reason = getattr(error, "reason", None) or error
             raise APIConnectionError(f"Could not get a response from Lectern at {self.base_url}: {reason}") from error
+        finally:
+            watchdog.cancel()
+
+    def _timed_out(self) -> APIConnectionError:
+        return APIConnectionError(f"Lectern at {self.base_url} did not answer within {self.timeout:g} s")
+
+    def _read(self, response: Any, attempt: _Attempt, status: int, headers: Mapping[str, str]) -> bytes:
+        """The body, a chunk at a time, refused past ``max_response_bytes``."""
+        chunks: List[bytes] = []
+        size = 0
+        while not attempt.expired:
+            chunk: bytes = response.read(_CHUNK)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > self.max_response_bytes:
+                raise ServerError(
+                    f"The response from Lectern is larger than max_response_bytes ({self.max_response_bytes} bytes)",
+                    type=UNEXPECTED_RESPONSE,
+                    status=status,
+                    request_id=headers.get("x-request-id"),
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     @staticmethod
     def _parse(body: bytes, status: int, request_id: Optional[str]) -> Any:

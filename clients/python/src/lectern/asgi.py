@@ -1,4 +1,4 @@
-"""ASGI middleware that applies Lectern redirects (SPEC §2.1) before the application sees a request.
+"""ASGI middleware that applies Lectern redirects before the application sees a request.
 
 ::
 

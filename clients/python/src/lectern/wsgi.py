@@ -1,4 +1,4 @@
-"""WSGI middleware that applies Lectern redirects (SPEC §2.1) before the application sees a request.
+"""WSGI middleware that applies Lectern redirects before the application sees a request.
 
 ::
 
