@@ -129,17 +129,21 @@ export async function adminDashboard(app: FastifyInstance, options: AdminDashboa
   app.addHook('preHandler', async (request) => {
     reachedHandler.add(request)
   })
-  app.setNotFoundHandler((request, reply) =>
-    sendError(
+  await app.register(fastifyCookie)
+  // An address no route answers reaches no route's hooks either: the session is read here, so that
+  // a signed-in user is offered the way back to the overview, not to the sign-in page.
+  app.setNotFoundHandler(async (request, reply) => {
+    const token = request.cookies[SESSION_COOKIE]
+    if (token !== undefined) request.admin = await services.sessions.authenticate(token)
+    return sendError(
       request,
       reply,
       new DashboardError(404, 'Page not found', 'There is no dashboard page at this address.'),
-    ),
-  )
+    )
+  })
   await app.register(fastifyStatic, { root: STATIC_DIR, prefix: '/static/', index: false, maxAge: '1h' })
 
   await app.register(async (pages) => {
-    await pages.register(fastifyCookie)
     await pages.register(fastifyFormbody)
     await pages.register(fastifyMultipart, {
       attachFieldsToBody: 'keyValues',

@@ -31,18 +31,6 @@ export function pathParam(request: FastifyRequest, name: string): string {
   return value
 }
 
-/** The `page` query parameter: a positive integer, 1 when absent or malformed. */
-export function pageNumber(request: FastifyRequest): number {
-  const raw = (request.query as Record<string, unknown>).page
-  const page = typeof raw === 'string' && /^[0-9]{1,9}$/.test(raw) ? Number(raw) : 1
-  return Math.max(page, 1)
-}
-
-/** Paging options for a list service. */
-export function paging(request: FastifyRequest) {
-  return { page: pageNumber(request), pageSize: PAGE_SIZE }
-}
-
 /**
  * Finishes a change the Post/Redirect/Get way: the message waits in the session for the next page,
  * and the browser is sent there with 303, so reloading it does not repeat the change.
@@ -71,36 +59,4 @@ export function seeOther(reply: FastifyReply, url: SafeUrl): FastifyReply {
 export function signedIn(request: FastifyRequest): AdminSession {
   if (!request.admin) throw new Error('the access check lets only signed-in users reach this route')
   return request.admin
-}
-
-/**
- * Where a list page sends the browser instead of rendering, given the list's `total`: a `page` past
- * the end goes to the last page, and a malformed one (`abc`, `0`) to the first, each with a message
- * saying so — rather than an empty "Page 3 of 2" or a silent page 1. Undefined when `page` is fine.
- */
-export function pageRedirect(
-  request: FastifyRequest,
-  total: number,
-  href: (page: number) => SafeUrl,
-): { url: SafeUrl; flash: Flash } | undefined {
-  const raw = (request.query as Record<string, unknown>).page
-  if (raw === undefined) return undefined
-  const last = Math.max(1, Math.ceil(total / PAGE_SIZE))
-  const page = typeof raw === 'string' && /^[0-9]{1,9}$/.test(raw) ? Number(raw) : 0
-  if (page < 1) {
-    const shown = typeof raw === 'string' ? raw.slice(0, 30) : String(raw)
-    return {
-      url: href(1),
-      flash: { kind: 'error', text: `“${shown}” is not a page number, so this is the first page.` },
-    }
-  }
-  if (page > last)
-    return {
-      url: href(last),
-      flash: {
-        kind: 'error',
-        text: `There is no page ${page}: the list has ${last} page${last === 1 ? '' : 's'}, and this is the last.`,
-      },
-    }
-  return undefined
 }

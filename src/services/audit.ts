@@ -112,6 +112,23 @@ function parseDetail(value: string | null): Record<string, unknown> | null {
   }
 }
 
+/** An entry as read from its row. */
+export const toAuditEntry = (row: {
+  id: number | string
+  at: string
+  actor: string
+  action: string
+  target: string
+  detail: string | null
+}): AuditEntry => ({
+  id: Number(row.id),
+  at: row.at,
+  actor: row.actor,
+  action: row.action,
+  target: row.target,
+  detail: parseDetail(row.detail),
+})
+
 /** Reading the audit log (writing happens inside each change, through `recordAudit`). */
 export function createAuditService(db: Kysely<Database>) {
   const filtered = (filter: AuditFilter) => {
@@ -123,29 +140,13 @@ export function createAuditService(db: Kysely<Database>) {
     if (filter.actor) query = query.where('actor', '=', filter.actor.trim().toLowerCase())
     return query
   }
-  const toEntry = (row: {
-    id: number | string
-    at: string
-    actor: string
-    action: string
-    target: string
-    detail: string | null
-  }): AuditEntry => ({
-    id: Number(row.id),
-    at: row.at,
-    actor: row.actor,
-    action: row.action,
-    target: row.target,
-    detail: parseDetail(row.detail),
-  })
-
   return {
     /** The newest `limit` entries (at most 10,000), newest first. */
     recent: async (limit: number): Promise<AuditEntry[]> => {
       if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
         throw new ValidationError('The limit must be an integer from 1 to 10000')
       const rows = await db.selectFrom('audit_log').selectAll().orderBy('id', 'desc').limit(limit).execute()
-      return rows.map(toEntry)
+      return rows.map(toAuditEntry)
     },
 
     /** One page of the entries matching `filter`, newest first, with how many match in all. */
@@ -162,7 +163,7 @@ export function createAuditService(db: Kysely<Database>) {
         .limit(options.pageSize)
         .offset((options.page - 1) * options.pageSize)
         .execute()
-      return { items: rows.map(toEntry), total: Number(total) }
+      return { items: rows.map(toAuditEntry), total: Number(total) }
     },
   }
 }

@@ -1,7 +1,8 @@
 import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely'
 import { presentPage, presentRedirect } from '../db/repositories/content.js'
-import type { Database, FormsTable, PagesTable, RedirectsTable } from '../db/tables.js'
+import type { AuditLogTable, Database, FormsTable, PagesTable, RedirectsTable } from '../db/tables.js'
 import type { Page, PageOf, Redirect } from '../schemas.js'
+import { AUDIT_ACTIONS, type AuditEntry, toAuditEntry } from './audit.js'
 import { type AdminForm, toAdminForm } from './content-admin.js'
 import { createFormCounts } from './form-counts.js'
 import { type ApiKeyView, hasExpired } from './keys.js'
@@ -19,6 +20,9 @@ export const USER_FILTERS = ['all', 'active', 'disabled', 'global_admin', 'edito
 export const USER_SORTS = ['email', 'newest', 'oldest', 'role'] as const
 export const KEY_FILTERS = ['all', 'active', 'inactive', 'expired', 'revoked'] as const
 export const KEY_SORTS = ['newest', 'oldest', 'name', 'last-used'] as const
+/** The audit log is filtered by one action at a time. */
+export const AUDIT_FILTERS = ['all', ...AUDIT_ACTIONS] as const
+export const AUDIT_SORTS = ['newest', 'oldest'] as const
 
 export type FormFilter = (typeof FORM_FILTERS)[number]
 export type FormSort = (typeof FORM_SORTS)[number]
@@ -30,6 +34,8 @@ export type UserFilter = (typeof USER_FILTERS)[number]
 export type UserSort = (typeof USER_SORTS)[number]
 export type KeyFilter = (typeof KEY_FILTERS)[number]
 export type KeySort = (typeof KEY_SORTS)[number]
+export type AuditFilter = (typeof AUDIT_FILTERS)[number]
+export type AuditSort = (typeof AUDIT_SORTS)[number]
 
 type Column<T extends keyof Database> = `${T}.${string & keyof Database[T]}`
 
@@ -58,6 +64,12 @@ const PAGE_ORDERS: Record<PageSort, Order<'pages'>> = {
   updated: [['pages.updated_at', 'desc']],
 }
 
+// Entries are numbered as they are written, so the id alone is the order of time (and an index).
+const AUDIT_ORDERS: Record<AuditSort, Order<'audit_log'>> = {
+  newest: [['audit_log.id', 'desc']],
+  oldest: [['audit_log.id', 'asc']],
+}
+
 /**
  * One numbered page of a query, with the view's total. The page's ids are chosen first, from the
  * indexes alone where the order has one (a deep page of 100,000 redirects skips index entries, not
@@ -65,7 +77,7 @@ const PAGE_ORDERS: Record<PageSort, Order<'pages'>> = {
  * a "deferred join", which keeps numbered pages and a jump to any of them without the cost that
  * makes plain OFFSET paging slow.
  */
-async function numberedPage<T extends 'forms' | 'pages' | 'redirects', Row, Item>(
+async function numberedPage<T extends 'forms' | 'pages' | 'redirects' | 'audit_log', Row, Item>(
   db: Kysely<Database>,
   table: T,
   scoped: <O>(query: SelectQueryBuilder<Database, T, O>) => SelectQueryBuilder<Database, T, O>,
@@ -81,7 +93,8 @@ async function numberedPage<T extends 'forms' | 'pages' | 'redirects', Row, Item
     const flip = (direction: 'asc' | 'desc') => (reverse === (direction === 'asc') ? 'desc' : 'asc')
     let out = query
     for (const [column, direction] of order) out = out.orderBy(column as never, flip(direction))
-    return out.orderBy(`${table}.id` as never, flip(order.at(-1)?.[1] ?? 'asc'))
+    const last = order.at(-1)
+    return last?.[0] === `${table}.id` ? out : out.orderBy(`${table}.id` as never, flip(last?.[1] ?? 'asc'))
   }
   const count = await scoped(from())
     .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
@@ -187,6 +200,28 @@ export function createDashboardLists(db: Kysely<Database>) {
         PAGE_ORDERS[view.sort],
         view,
         (rows: Selectable<PagesTable>[]) => rows.map(presentPage),
+      )
+    },
+
+    /**
+     * Audit entries of one action (or all), whose actor, target or detail holds the search, newest
+     * or oldest first.
+     */
+    audit(view: ListView<AuditFilter, AuditSort>): Promise<PageOf<AuditEntry>> {
+      const search = checkSearch(view.search)
+      return numberedPage(
+        db,
+        'audit_log',
+        (query) => {
+          let out = query
+          if (view.filter !== 'all') out = out.where('audit_log.action', '=', view.filter)
+          if (search !== '')
+            out = out.where(containsText(['audit_log.actor', 'audit_log.target', 'audit_log.detail'], search))
+          return out
+        },
+        AUDIT_ORDERS[view.sort],
+        view,
+        (rows: Selectable<AuditLogTable>[]) => rows.map(toAuditEntry),
       )
     },
   }

@@ -18,6 +18,7 @@ import { newId } from '../ids.js'
 import type { Redirect, RedirectType } from '../schemas.js'
 import { now } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
+import { FieldValidationError } from './content-admin.js'
 import { grown } from './import/string-table.js'
 import {
   describeLoop,
@@ -151,30 +152,38 @@ type Executor = Kysely<Database> | Transaction<Database>
 export const describeChain = (chain: RedirectChainSummary): string =>
   describeRedirectRoute(chain.head, chain.hops + 1, chain.finalPath)
 
+/** The fields of a redirect a person enters, each of which a problem can be said beside. */
+export type RedirectField = 'fromPath' | 'toPath' | 'type'
+
 /**
  * Checks one redirect as a person entered it; returns it normalised (paths trimmed and
  * percent-decoded, defaults applied) with every problem found, each a sentence naming the field.
  */
-function checkRedirectInput(input: RedirectInput): { value: RedirectValue; problems: string[] } {
-  const problems: string[] = []
-  const path = (label: string, given: string) => {
+function checkRedirectInput(input: RedirectInput): {
+  value: RedirectValue
+  problems: string[]
+  fields: Partial<Record<RedirectField, string>>
+} {
+  const fields: Partial<Record<RedirectField, string>> = {}
+  const path = (field: RedirectField, label: string, given: string) => {
     const trimmed = given.trim()
     if (trimmed === '') {
-      problems.push(`${label} is required`)
+      fields[field] = `${label} is required`
       return trimmed
     }
     const normalised = normaliseRedirectPath(trimmed)
-    if (normalised.problem !== null) problems.push(`${label} ${normalised.problem}`)
+    if (normalised.problem !== null) fields[field] = `${label} ${normalised.problem}`
     return normalised.path ?? trimmed
   }
-  const fromPath = path('From path', input.fromPath)
-  const toPath = path('To path', input.toPath)
+  const fromPath = path('fromPath', 'From path', input.fromPath)
+  const toPath = path('toPath', 'To path', input.toPath)
   const type = (input.type ?? '').trim() || 'permanent'
   if (type !== 'permanent' && type !== 'temporary')
-    problems.push(`Type must be 'permanent' or 'temporary', not '${type}'`)
+    fields.type = `Type must be 'permanent' or 'temporary', not '${type}'`
   return {
     value: { fromPath, toPath, type: type as RedirectType, isActive: input.isActive ?? true },
-    problems,
+    problems: Object.values(fields),
+    fields,
   }
 }
 
@@ -422,8 +431,8 @@ export function createRedirectService(db: Kysely<Database>) {
   }
 
   const write = (id: string | undefined, input: RedirectInput, actor: Actor): Promise<RedirectChange> => {
-    const { value, problems } = checkRedirectInput(input)
-    if (problems.length > 0) throw new ValidationError(problems.join('; '), problems)
+    const { value, problems, fields } = checkRedirectInput(input)
+    if (problems.length > 0) throw new FieldValidationError(fields)
     return locked(async (trx) => {
       const current =
         id === undefined
@@ -436,11 +445,13 @@ export function createRedirectService(db: Kysely<Database>) {
         .where('from_path', '=', value.fromPath)
         .executeTakeFirst()
       if (holder && holder.id !== id)
-        throw new ValidationError(`A redirect from ${value.fromPath} already exists; edit that one instead`)
+        throw new FieldValidationError({
+          fromPath: `A redirect from ${value.fromPath} already exists; edit that one instead`,
+        })
       const { loop, active } = await walkFrom(trx, value, id ?? '')
       if (loop) {
-        const sentence = loopSentence(loop)
-        throw new ValidationError(sentence, [sentence])
+        // The path that closes the loop is where it goes: the problem is said beside that field.
+        throw new FieldValidationError({ toPath: loopSentence(loop) })
       }
 
       const timestamp = now()

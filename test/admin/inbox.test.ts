@@ -104,8 +104,24 @@ describe('the submission inbox', () => {
     expect(rowText(table, `submission-${ids[3]}`)).toMatch(
       /email: MARGARET@EXAMPLE\.COM · message: Moon .*Unread .*Starred .*Call back Tuesday/,
     )
-    // Links from the table view stay in the table view.
-    expect(table.body).toContain(`href="/admin/forms/${form.id}/submissions?view=table&amp;filter=unread"`)
+    // A new search from the table view stays in the table view.
+    expect(table.body).toContain('<input type="hidden" name="view" value="table">')
+  })
+
+  it('shows the form’s id for the API as selectable text, with a copy button the script reveals, on its inbox and its editor', async () => {
+    const form = await buildForm(ctx.database.db, { title: 'Its id' })
+    for (const page of [`/admin/forms/${form.id}/submissions`, `/admin/forms/${form.id}/edit`]) {
+      const res = await admin.get(page)
+      expect(res.statusCode, page).toBe(200)
+      expect(res.body, page).toContain(`<code id="form-id">${form.id}</code>`)
+      // Without the script nothing could copy, so the button starts hidden and the id stays selectable.
+      expect(res.body, page).toMatch(
+        /<button type="button"[^>]*data-copy-target="form-id"[^>]*hidden>Copy<\/button>/,
+      )
+    }
+    // The id shown is the one the API answers to.
+    expect((await request(app, `/api/v1/forms/${form.id}/submissions`, key)).statusCode).toBe(200)
+    expect((await admin.get('/admin/forms/new')).body).not.toContain('id="form-id"')
   })
 
   it('filters unread and starred submissions, sorts oldest first and pages with the chosen size', async () => {

@@ -135,6 +135,18 @@ describe('Organization → API keys', () => {
     expect(text).toContain('Revoked')
   })
 
+  it('offers a signed-in user the way back to the overview from an address no page answers, and a signed-out one the sign-in', async () => {
+    const missing = await admin.get('/admin/no-such-page')
+    expect(missing.statusCode).toBe(404)
+    expect(textOf(missing)).toContain('Page not found')
+    expect(missing.body).toContain('<a class="button secondary" href="/admin">Go to the overview</a>')
+    expect(missing.body).not.toContain('Go to sign-in')
+    expect(missing.body).toContain('href="/admin/account"')
+    const stranger = await app.inject({ method: 'GET', url: '/admin/no-such-page' })
+    expect(stranger.statusCode).toBe(404)
+    expect(stranger.body).toContain('Go to sign-in')
+  })
+
   it('answers 404 with a page for a key that does not exist', async () => {
     await admin.get('/admin/keys')
     const res = await admin.post('/admin/keys/key_nope/revoke')

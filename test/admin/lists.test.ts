@@ -226,10 +226,64 @@ describe('dashboard lists', () => {
 
   it('lets every list be bookmarked: the plain address is the default view', async () => {
     await buildPage(ctx.database.db)
-    for (const list of ['/admin/forms', '/admin/pages', '/admin/redirects', '/admin/users', '/admin/keys']) {
+    for (const list of [
+      '/admin/forms',
+      '/admin/pages',
+      '/admin/redirects',
+      '/admin/users',
+      '/admin/keys',
+      '/admin/audit',
+    ]) {
       const res = await admin.get(list)
       expect(res.statusCode).toBe(200)
       expect(res.body).toContain(`<form method="get" action="${list}" class="filters" role="search"`)
     }
+  })
+
+  it('gives the audit log the controls of every list: a search, an action filter, an order, a page size and numbered pages', async () => {
+    const tag = randomBase62(6).toLowerCase()
+    for (let i = 0; i < 25; i++)
+      await ctx.services.redirects.createRedirect({ fromPath: `/${tag}/${i}`, toPath: '/audit-target' })
+    await ctx.services.redirects.createRedirect({ fromPath: `/${tag}/off`, toPath: '/x', isActive: false })
+    const ids = async (query: string) =>
+      rowIds(await admin.get(`/admin/audit?q=${tag}${query}`), 'audit').map(Number)
+
+    const first = await admin.get(`/admin/audit?q=${tag}`)
+    expect(first.statusCode).toBe(200)
+    const controls = /<form method="get" action="\/admin\/audit" class="filters"[\s\S]*?<\/form>/.exec(
+      first.body,
+    )?.[0]
+    for (const name of ['q', 'filter', 'sort', 'size']) expect(controls).toContain(`name="${name}"`)
+    for (const label of ['Search', 'Action', 'Order', 'Per page'])
+      expect(controls).toContain(`>${label}</label>`)
+    expect(textOf(first)).toContain('26 entries match')
+    expect(textOf(first)).toContain('Page 1 of 2')
+    expect(first.body).toContain(`href="/admin/audit?q=${tag}&amp;page=2"`)
+    expect(first.body).toMatch(/<form method="get" action="\/admin\/audit" class="jump">/)
+
+    // Newest first by default; oldest first reads the same entries the other way round, across pages.
+    const newest = [...(await ids('')), ...(await ids('&page=2'))]
+    expect(newest).toHaveLength(26)
+    expect(newest).toEqual([...newest].sort((a, b) => b - a))
+    const oldest = [...(await ids('&sort=oldest')), ...(await ids('&sort=oldest&page=2'))]
+    expect(oldest).toEqual([...newest].reverse())
+    expect(await ids('&size=50')).toEqual(newest)
+
+    // The search looks in the detail (the paths) and the target; the filter keeps one action.
+    expect(await ids('&filter=redirect.created&size=50')).toEqual(newest)
+    const none = await admin.get(`/admin/audit?q=${tag}&filter=key.created`)
+    expect(textOf(none)).toContain('No entries match')
+    const byActor = await ids('&size=100')
+    expect(rowIds(await admin.get('/admin/audit?q=CLI&size=100'), 'audit').map(Number)).toEqual(
+      expect.arrayContaining(byActor),
+    )
+
+    const past = await admin.get(`/admin/audit?q=${tag}&sort=oldest&page=9`)
+    expect(past.statusCode).toBe(303)
+    expect(past.headers.location).toBe(`/admin/audit?q=${tag}&sort=oldest&page=2`)
+    // An address of the log's older filters opens the same entries.
+    const old = await admin.get('/admin/audit?action=redirect.created&actor=cli')
+    expect(old.statusCode).toBe(303)
+    expect(old.headers.location).toBe('/admin/audit?q=cli&filter=redirect.created')
   })
 })

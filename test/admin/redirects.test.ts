@@ -90,6 +90,21 @@ describe('managing redirects in the dashboard', () => {
     expect(await apiRedirects()).toHaveLength(2)
   })
 
+  it('says a loop beside the To path field and a taken path beside the From path field, as well as above the form', async () => {
+    await buildRedirect(ctx.database.db, { fromPath: '/here', toPath: '/there' })
+    const loop = await create({ fromPath: '/there', toPath: '/here' })
+    expect(loop.statusCode).toBe(422)
+    const beside = (res: typeof loop, name: string) =>
+      new RegExp(`<p class="field-problem" id="field-${name}-problem">([^<]*)</p>`).exec(res.body)?.[1]
+    expect(beside(loop, 'toPath')).toContain('This would make a redirect loop (/there → /here → /there)')
+    expect(loop.body).toMatch(/<input[^>]*id="field-toPath"[^>]*aria-invalid="true"/)
+    expect(beside(loop, 'fromPath')).toBeUndefined()
+    expect(loop.body).toMatch(/<div class="alert error"[\s\S]*This would make a redirect loop/)
+    const taken = await create({ fromPath: '/here', toPath: '/elsewhere' })
+    expect(beside(taken, 'fromPath')).toContain('A redirect from /here already exists')
+    expect(beside(taken, 'toPath')).toBeUndefined()
+  })
+
   it('refuses a second redirect from the same path', async () => {
     await buildRedirect(ctx.database.db, { fromPath: '/taken', toPath: '/x' })
     const res = await create({ fromPath: '/taken', toPath: '/y' })

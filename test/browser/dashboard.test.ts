@@ -8,6 +8,7 @@ import {
   type Page,
 } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { usageChart } from '../../src/admin/views/usage.js'
 import { buildSampleContent } from '../../src/services/sample-content.js'
 import { createTestContext, type TestContext } from '../harness.js'
 
@@ -32,6 +33,7 @@ if (!available && !process.env.CI) console.warn(`${CHROMIUM} not found: skipping
 const ADMIN = { email: 'ada@example.com', password: 'analytical engine 1843' }
 const DESKTOP = { width: 1000, height: 760 }
 const PHONE = { width: 390, height: 844 }
+const WIDE = { width: 1280, height: 800 }
 
 describe.skipIf(!available && !process.env.CI)('the dashboard in a real browser', () => {
   let browser: Browser
@@ -709,6 +711,200 @@ describe.skipIf(!available && !process.env.CI)('the dashboard in a real browser'
         "document.getElementById('recent-activity').scrollIntoView(); window.scrollBy(0, -24)",
       )
       await shows('overview-activity')
+      await context.close()
+    }, 180_000)
+  }
+
+  /** The top of each element `selector` matches inside each of `rows`: one array per row. */
+  const topsPerRow = (page: Page, rows: string, selector: string) =>
+    page
+      .locator(rows)
+      .evaluateAll(
+        (elements, inner) =>
+          elements.map((row) =>
+            [...row.querySelectorAll(inner)].map((element) =>
+              Math.round(element.getBoundingClientRect().top),
+            ),
+          ),
+        selector,
+      )
+
+  for (const [device, viewport, prefix] of [
+    ['wide screen', WIDE, 'wide-'],
+    ['phone', PHONE, 'phone-'],
+  ] as const) {
+    it(`lays the dashboard out at ${viewport.width} px: one-row header, one-line row actions and key prefixes, one Show control, labels beside their values, the form's id to copy, the chart's labels inside it, and clear errors`, async () => {
+      await furnishSite()
+      const ada = { email: ADMIN.email }
+      await site.ctx.services.contentAdmin.createForm(
+        { title: 'Wordless', description: '', isActive: true },
+        ada,
+      )
+      await site.ctx.services.redirects.createRedirect({ fromPath: '/loop-here', toPath: '/loop-there' })
+      const context = await newContext(viewport)
+      const page = await context.newPage()
+      await signIn(page, ADMIN.email, ADMIN.password)
+      const shows = async (name: string) => {
+        expect(await pageWidth(page)).toBeLessThanOrEqual(viewport.width)
+        await screenshot(page, `${prefix}${name}`)
+      }
+      /** Every row's action buttons share one line. */
+      const actionsOnOneLine = async () => {
+        const rows = await topsPerRow(page, 'tbody .row-actions', ':scope > a, :scope > form > button')
+        expect(rows.length).toBeGreaterThan(0)
+        for (const tops of rows) expect(new Set(tops).size, JSON.stringify(tops)).toBe(1)
+      }
+
+      // The header: on a wide screen its items share one row, as high as its tallest item.
+      await page.goto('/admin/keys')
+      const header = await page.evaluate<{
+        inner: number
+        tallest: number
+        row: number
+        tops: number[]
+      }>(`(() => {
+        const bar = document.querySelector('header.topbar')
+        const items = [...bar.querySelectorAll('.brand, .main-nav a, .account > *')].map((item) => item.getBoundingClientRect())
+        const style = getComputedStyle(bar)
+        return {
+          inner: bar.getBoundingClientRect().height - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom),
+          tallest: Math.max(...items.map((item) => item.height)),
+          row: Math.max(...[...bar.querySelectorAll('.main-nav a, .account .button')].map((item) => item.getBoundingClientRect().height)),
+          tops: [...new Set(items.map((item) => Math.round(item.top + item.height / 2)))],
+        }
+      })()`)
+      if (device === 'wide screen') {
+        // One row: no item (the brand included) is taller than a link or a button, nor is the bar.
+        expect(Math.round(header.tallest)).toBeLessThanOrEqual(Math.ceil(header.row))
+        expect(Math.round(header.inner)).toBeLessThanOrEqual(Math.ceil(header.row))
+        expect(Math.max(...header.tops) - Math.min(...header.tops)).toBeLessThanOrEqual(2)
+      }
+      // A key's prefix is one line; a row's actions are one line.
+      const prefixLines = await page
+        .locator('code.key-prefix')
+        .evaluateAll((codes) => codes.map((code) => code.getClientRects().length))
+      expect(prefixLines.length).toBeGreaterThan(0)
+      expect(prefixLines.every((lines) => lines === 1)).toBe(true)
+      await actionsOnOneLine()
+      await shows('layout-keys')
+
+      // Users: Reset password… is one of the row's actions, of the same size as the others.
+      await page.goto('/admin/users')
+      await site.ctx.services.users.createUser({
+        email: 'grace@example.com',
+        password: 'compiler pioneer 1952',
+        role: 'editor',
+      })
+      await page.reload()
+      await actionsOnOneLine()
+      const sizes = await page.evaluate<[string, string][]>(`[...document.querySelectorAll('tr')]
+        .filter((row) => row.textContent.includes('grace@example.com'))
+        .flatMap((row) => [...row.querySelectorAll('.row-actions .button')])
+        .map((button) => [button.textContent, getComputedStyle(button).fontSize])`)
+      expect(sizes.map(([label]) => label)).toContain('Reset password…')
+      expect(new Set(sizes.map(([, size]) => size)).size).toBe(1)
+      await shows('layout-users')
+
+      // Forms: no description is a dash, not a word that reads like a value.
+      await page.goto('/admin/forms?sort=title')
+      const wordless = page.locator('tr', { hasText: 'Wordless' }).locator('td[data-label="Description"]')
+      expect(await wordless.locator('[aria-hidden="true"]').textContent()).toBe('—')
+      expect(await wordless.textContent()).toContain('No description')
+      expect(await page.locator('td[data-label="Description"]', { hasText: 'None' }).count()).toBe(0)
+      await actionsOnOneLine()
+      await shows('layout-forms')
+
+      // Pages: "since …" stays beside its badge, in the value column, not under the label.
+      await page.goto('/admin/pages')
+      const published = await page
+        .locator('td[data-label="Status"]', { hasText: 'since' })
+        .first()
+        .evaluate((cell) => {
+          const badge = cell.querySelector('.badge')?.getBoundingClientRect()
+          const since = cell.querySelector('.muted')?.getBoundingClientRect()
+          return {
+            badgeLeft: badge?.left ?? -1,
+            sinceLeft: since?.left ?? -1,
+            badgeBottom: badge?.bottom ?? -1,
+            sinceTop: since?.top ?? -1,
+          }
+        })
+      expect(published.sinceLeft).toBeGreaterThanOrEqual(published.badgeLeft)
+      if (device === 'wide screen') expect(published.sinceTop).toBeLessThan(published.badgeBottom)
+      await actionsOnOneLine()
+      await shows('layout-pages')
+
+      // The inbox: one Show control, each label just above its own control, and the form's id to copy.
+      await page.goto('/admin/forms/form_contact/submissions')
+      expect(await page.getByText('Show', { exact: true }).count()).toBe(1)
+      expect(
+        await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Unread' }).count(),
+      ).toBe(0)
+      for (const label of ['Search', 'Show', 'Order', 'Per page']) {
+        const boxes = await page.evaluate<{
+          labelLeft: number
+          labelBottom: number
+          controlLeft: number
+          controlTop: number
+        }>(`(() => {
+          const label = [...document.querySelectorAll('form[role="search"] label')].find((item) => item.textContent === ${JSON.stringify(label)})
+          const [a, b] = [label.getBoundingClientRect(), label.control.getBoundingClientRect()]
+          return { labelLeft: a.left, labelBottom: a.bottom, controlLeft: b.left, controlTop: b.top }
+        })()`)
+        expect(Math.abs(boxes.labelLeft - boxes.controlLeft), label).toBeLessThanOrEqual(1)
+        expect(boxes.controlTop - boxes.labelBottom, label).toBeGreaterThanOrEqual(0)
+        expect(boxes.controlTop - boxes.labelBottom, label).toBeLessThanOrEqual(12)
+      }
+      expect(await page.locator('#form-id').textContent()).toBe('form_contact')
+      const copy = page.getByRole('button', { name: 'Copy the form id' })
+      await copy.click()
+      await expect.poll(() => page.locator('#form-id-status').textContent()).toBe('Copied to the clipboard.')
+      expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe('form_contact')
+      await shows('layout-inbox')
+
+      // A key's usage chart: its last day label ends inside the chart, even when that day starts at the last hour.
+      await page.goto('/admin/keys')
+      await page.locator('tbody td[data-label="Name"] a').first().click()
+      await page.waitForURL(/\/admin\/keys\/key_/)
+      const lastLabelInside = () =>
+        page.evaluate<boolean>(`(() => {
+          const chart = document.querySelector('svg.usage-chart')
+          const box = [...chart.querySelectorAll('text')].at(-1)?.getBBox()
+          return box !== undefined && box.x >= 0 && box.x + box.width <= chart.viewBox.baseVal.width
+        })()`)
+      expect(await lastLabelInside()).toBe(true)
+      await shows('layout-key-usage')
+      const start = Date.UTC(2024, 5, 1, 1)
+      const hours = Array.from({ length: 168 }, (_, index) => ({
+        hour: new Date(start + index * 3_600_000).toISOString().replace('.000Z', 'Z'),
+        requests: index % 7,
+        rejected: 0,
+      }))
+      expect(hours.at(-1)?.hour).toBe('2024-06-08T00:00:00Z')
+      const keyPage = page.url()
+      await page.goto('about:blank')
+      await page.setContent(
+        `<!doctype html><body style="width:${viewport.width - 40}px">${usageChart(hours).value}</body>`,
+      )
+      expect(await lastLabelInside()).toBe(true)
+      await page.goto(keyPage)
+
+      // A signed-in reader at an address with no page is offered the overview, not the sign-in.
+      await page.goto('/admin/no-such-page')
+      expect(await page.locator('h1').textContent()).toBe('Page not found')
+      expect(await page.getByRole('link', { name: 'Go to the overview' }).count()).toBe(1)
+      expect(await page.getByRole('link', { name: 'Go to sign-in' }).count()).toBe(0)
+      await shows('layout-not-found')
+
+      // A redirect loop is said beside the field that closes it, as well as above the form.
+      await page.goto('/admin/redirects/new')
+      await page.getByLabel('From path').fill('/loop-there')
+      await page.getByLabel('To path').fill('/loop-here')
+      await page.getByRole('button', { name: 'Create redirect' }).click()
+      await expect.poll(() => page.locator('#field-toPath-problem').textContent()).toContain('redirect loop')
+      expect(await page.getByLabel('To path').getAttribute('aria-invalid')).toBe('true')
+      expect(await page.getByRole('alert').textContent()).toContain('redirect loop')
+      await shows('layout-redirect-loop')
       await context.close()
     }, 180_000)
   }

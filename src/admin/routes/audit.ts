@@ -1,40 +1,28 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import type { Services } from '../../services/index.js'
-import { url } from '../html.js'
-import { PAGE_SIZE, pageRedirect, paging, redirectWithFlash, signedIn } from '../requests.js'
-import { auditPage } from '../views/audit.js'
-import { sendPage } from '../views/layout.js'
-
-/** A filter from the query string: one value, trimmed; anything else reads as no filter. */
-function queryText(request: FastifyRequest, name: string): string {
-  const value = (request.query as Record<string, unknown>)[name]
-  return typeof value === 'string' ? value.trim().slice(0, 320) : ''
-}
+import { withQuery } from '../html.js'
+import { answerList } from '../list-view.js'
+import { seeOther, signedIn } from '../requests.js'
+import { AUDIT_LIST, auditPage } from '../views/audit.js'
 
 /** Organization → Audit log: global admins only. */
 export function registerAuditRoutes(app: FastifyInstance, services: Services): void {
   app.get('/audit', { config: { access: 'organization' } }, async (request, reply) => {
-    const filter = { action: queryText(request, 'action'), actor: queryText(request, 'actor') }
-    const href = (page: number) =>
-      url`/admin/audit?action=${filter.action}&actor=${filter.actor}&page=${page}`
-    const options = paging(request)
-    const list = await services.audit.list(
-      { action: filter.action || undefined, actor: filter.actor || undefined },
-      options,
-    )
-    const elsewhere = pageRedirect(request, list.total, href)
-    if (elsewhere) return redirectWithFlash(services.sessions, request, reply, elsewhere.url, elsewhere.flash)
-    return sendPage(
-      reply,
-      auditPage({
-        session: signedIn(request),
-        entries: list.items,
-        total: list.total,
-        page: options.page,
-        pageSize: PAGE_SIZE,
-        filter,
-        href,
-      }),
+    // The log was once filtered by `action` and `actor`: such an address opens the same entries as
+    // the action filter and a search.
+    const query = request.query as Record<string, unknown>
+    const { action, actor } = query
+    if (typeof action === 'string' || typeof actor === 'string')
+      return seeOther(
+        reply,
+        withQuery(AUDIT_LIST.base, {
+          q: typeof actor === 'string' && actor.trim() !== '' ? actor.trim() : undefined,
+          filter: typeof action === 'string' && action !== '' ? action : undefined,
+        }),
+      )
+    const list = { request, reply, sessions: services.sessions, spec: AUDIT_LIST, list: services.lists.audit }
+    return answerList(list, ({ view, result, searchProblem }) =>
+      auditPage({ session: signedIn(request), view, entries: result, searchProblem }),
     )
   })
 }

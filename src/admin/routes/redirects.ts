@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ValidationError } from '../../errors.js'
+import { FieldValidationError } from '../../services/content-admin.js'
 import type { Services } from '../../services/index.js'
 import {
   exportRedirects,
@@ -9,7 +10,7 @@ import {
   REDIRECT_EXPORT_FORMATS,
   redirectExportProblem,
 } from '../../services/redirect-exports.js'
-import type { RedirectChange } from '../../services/redirects.js'
+import type { RedirectChange, RedirectField } from '../../services/redirects.js'
 import { canManageContent } from '../../services/roles.js'
 import { actorOf } from '../actor.js'
 import { url } from '../html.js'
@@ -51,6 +52,13 @@ function savedText(verb: string, { redirect, chains, moreChains }: RedirectChang
 }
 
 /** Redirects: everyone who reads them sees the list and exports it; editors and admins change them. */
+/** A refused save as the editor shows it: every problem above the form, and each field's beside it. */
+const refusal = (error: ValidationError) => ({
+  problems: error.problems,
+  fields:
+    error instanceof FieldValidationError ? (error.fields as Partial<Record<RedirectField, string>>) : {},
+})
+
 export function registerRedirectRoutes(app: FastifyInstance, services: Services): void {
   const done = redirectWithFlash.bind(null, services.sessions)
 
@@ -132,7 +140,7 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
       return backToList(request, reply, change.redirect.id, savedText('created', change))
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error
-      const page = redirectFormPage({ session: signedIn(request), values, problems: error.problems })
+      const page = redirectFormPage({ session: signedIn(request), values, ...refusal(error) })
       return sendPage(reply, page, 422)
     }
   })
@@ -153,7 +161,7 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
       return backToList(request, reply, id, savedText('saved', change))
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error
-      const page = redirectFormPage({ session: signedIn(request), id, values, problems: error.problems })
+      const page = redirectFormPage({ session: signedIn(request), id, values, ...refusal(error) })
       return sendPage(reply, page, 422)
     }
   })

@@ -1,21 +1,34 @@
 // Small enhancements for the Lectern dashboard. Every page works without them: they are loaded
 // from this file because the Content-Security-Policy allows no inline script.
 
-// Copy buttons: <button data-copy-target="input id" data-copy-status="status id">.
+// Copy buttons: <button data-copy-target="element id" data-copy-status="status id">, copying an
+// input's value or an element's text. Those that are hidden without the script are shown by it.
+for (const button of document.querySelectorAll('[data-copy-target][hidden]')) button.hidden = false
+const selectWhole = (element) => {
+  if (element instanceof HTMLInputElement) {
+    element.focus()
+    element.select()
+    return
+  }
+  const range = document.createRange()
+  range.selectNodeContents(element)
+  window.getSelection()?.removeAllRanges()
+  window.getSelection()?.addRange(range)
+}
 document.addEventListener('click', async (event) => {
   const button = event.target instanceof Element ? event.target.closest('[data-copy-target]') : null
   if (!button) return
-  const input = document.getElementById(button.getAttribute('data-copy-target'))
+  const source = document.getElementById(button.getAttribute('data-copy-target'))
   const status = document.getElementById(button.getAttribute('data-copy-status'))
-  if (!input) return
+  if (!source) return
+  const text = source instanceof HTMLInputElement ? source.value : (source.textContent ?? '')
   let copied = false
   try {
-    await navigator.clipboard.writeText(input.value)
+    await navigator.clipboard.writeText(text)
     copied = true
   } catch {
     // Without the asynchronous clipboard (an insecure origin), fall back to selecting and copying.
-    input.focus()
-    input.select()
+    selectWhole(source)
     copied = document.execCommand('copy')
   }
   button.textContent = copied ? 'Copied' : 'Copy'

@@ -1,7 +1,18 @@
-import type { AuditEntry } from '../../services/audit.js'
-import { AUDIT_ACTIONS } from '../../services/audit.js'
+import type { PageOf } from '../../schemas.js'
+import { AUDIT_ACTIONS, type AuditEntry } from '../../services/audit.js'
+import type { AuditFilter, AuditSort } from '../../services/dashboard-lists.js'
+import type { ListView } from '../../services/listing.js'
 import type { AdminSession } from '../../services/sessions.js'
-import { html, type SafeHtml, type SafeUrl } from '../html.js'
+import { html, type SafeHtml, url } from '../html.js'
+import {
+  isNarrowed,
+  type ListSpec,
+  listHeader,
+  listHref,
+  NEWEST_FIRST,
+  OLDEST_FIRST,
+  PAGE_SIZES,
+} from '../list-view.js'
 import { emptyState, pagination, table, timestamp } from './components.js'
 import { layout } from './layout.js'
 
@@ -42,47 +53,50 @@ export function auditTable(entries: readonly AuditEntry[], caption: string): Saf
   })
 }
 
-/** Organization → Audit log: who did what, newest first, filtered by action and actor. */
+/** The audit log's search, filter (one action) and orders. */
+export const AUDIT_LIST: ListSpec<AuditFilter, AuditSort> = {
+  base: url`/admin/audit`,
+  filters: [
+    { value: 'all', label: 'Any action' },
+    ...AUDIT_ACTIONS.map((action) => ({ value: action, label: action })),
+  ],
+  sorts: [NEWEST_FIRST, OLDEST_FIRST],
+  sizes: PAGE_SIZES,
+  searchHint: 'Who, target or detail',
+  filterLabel: 'Action',
+  noun: ['entry', 'entries'],
+}
+
+/** Organization → Audit log: who did what, newest first, searched and filtered by action. */
 export function auditPage(input: {
   session: AdminSession
-  entries: AuditEntry[]
-  total: number
-  page: number
-  pageSize: number
-  filter: { action: string; actor: string }
-  href: (page: number) => SafeUrl
+  view: ListView<AuditFilter, AuditSort>
+  entries: PageOf<AuditEntry>
+  searchProblem?: string | undefined
 }): SafeHtml {
-  const { session, entries, filter } = input
-  const filtered = filter.action !== '' || filter.actor !== ''
-  const options = AUDIT_ACTIONS.map(
-    (action) =>
-      html`<option value="${action}"${action === filter.action ? html` selected` : ''}>${action}</option>`,
-  )
+  const { session, view, entries } = input
+  const narrowed = isNarrowed(AUDIT_LIST, view)
   const body =
-    entries.length === 0
+    entries.total === 0
       ? emptyState(
-          filtered ? 'No entries match' : 'Nothing recorded yet',
-          filtered
-            ? 'No change matches this action and actor. Clear the filter to see every entry.'
+          narrowed ? 'No entries match' : 'Nothing recorded yet',
+          narrowed
+            ? 'No change matches this search and action. Clear them to see every entry.'
             : 'Every change to keys, users and content, and every sign-in, is recorded here as it happens.',
         )
-      : auditTable(entries, 'Audit log, newest first')
+      : auditTable(
+          entries.items,
+          view.sort === 'newest' ? 'Audit log, newest first' : 'Audit log, oldest first',
+        )
   return layout({
     title: 'Audit log',
     session,
     section: 'audit',
     body: html`<div class="page-head"><h1>Audit log</h1></div>
-<p class="lead">Who did what, newest first: changes made in the dashboard (by the signed-in user) and on the
+<p class="lead">Who did what: changes made in the dashboard (by the signed-in user) and on the
 command line (<code>cli</code>), and every sign-in. Keys and passwords are never recorded.</p>
-<form method="get" action="/admin/audit" class="filters" role="search" aria-label="Filter the audit log">
-  <div class="field"><label for="filter-action">Action</label>
-  <select id="filter-action" name="action"><option value="">Any action</option>${options}</select></div>
-  <div class="field"><label for="filter-actor">Who (email, or cli)</label>
-  <input id="filter-actor" name="actor" type="text" value="${filter.actor}" maxlength="320"></div>
-  <div class="actions"><button type="submit" class="button secondary">Filter</button>${filtered ? html`<a class="button secondary" href="/admin/audit">Clear</a>` : ''}</div>
-</form>
-<p class="muted">${input.total} ${input.total === 1 ? 'entry' : 'entries'}${filtered ? ' match' : ''}.</p>
+${listHeader(AUDIT_LIST, view, entries.total, input.searchProblem)}
 ${body}
-${pagination({ page: input.page, pageSize: input.pageSize, total: input.total, href: input.href })}`,
+${pagination({ page: view.page, pageSize: view.size, total: entries.total, href: (page) => listHref(AUDIT_LIST, view, page) })}`,
   })
 }

@@ -31,6 +31,16 @@ export function flashMessage(flash: Flash | null): SafeHtml {
     : html`<div class="alert success" role="status">${flash.text}</div>`
 }
 
+/**
+ * A form's id, as the API's addresses need it (`/api/v1/forms/{id}/submissions`): selectable text,
+ * and a copy button that the script shows only where it can copy.
+ */
+export function formIdLine(id: string): SafeHtml {
+  return html`<p class="id-line"><span class="muted">Form id for the API</span> <code id="form-id">${id}</code>
+  <button type="button" class="button secondary small" data-copy-target="form-id" data-copy-status="form-id-status" aria-label="Copy the form id" hidden>Copy</button>
+  <span id="form-id-status" class="copy-status" role="status" aria-live="polite"></span></p>`
+}
+
 /** The problems that stopped a form, above the form; focused by the script so they are read first. */
 export function errorSummary(problems: readonly string[]): SafeHtml {
   if (problems.length === 0) return html``
@@ -111,7 +121,8 @@ export function pagination(input: {
 
 /**
  * A table that turns into a list of cards on narrow screens: each cell carries its column's name,
- * which the stylesheet shows beside the value when the header row is hidden.
+ * which the stylesheet shows beside the value when the header row is hidden. A cell's content is
+ * one element, so that a badge and its text stay together beside the name rather than under it.
  */
 export function table(input: {
   caption: string
@@ -125,7 +136,7 @@ export function table(input: {
   <thead><tr>${input.columns.map((column) => html`<th scope="col">${column}</th>`)}</tr></thead>
   <tbody>${input.rows.map(
     (cells, index) =>
-      html`<tr${input.rowIds ? html` id="${input.rowIds[index]}"` : ''}>${cells.map((cell, column) => html`<td data-label="${input.columns[column]}">${cell}</td>`)}</tr>`,
+      html`<tr${input.rowIds ? html` id="${input.rowIds[index]}"` : ''}>${cells.map((cell, column) => html`<td data-label="${input.columns[column]}"><div class="cell">${cell}</div></td>`)}</tr>`,
   )}</tbody>
 </table></div>`
 }
@@ -233,9 +244,11 @@ export function rowActions(input: {
   edit?: SafeUrl
   toggle: SafeHtml
   remove: { href: SafeUrl; label: string }
+  /** Further actions after the others, e.g. a link to reset a password. */
+  more?: SafeHtml
 }): SafeHtml {
   const edit = input.edit
     ? html`<a class="button secondary" href="${input.edit}" aria-label="Edit ${input.subject}">Edit</a>`
     : ''
-  return html`<div class="actions">${edit}${input.toggle}<a class="button danger" href="${input.remove.href}" aria-label="${input.remove.label} ${input.subject}…">${input.remove.label}…</a></div>`
+  return html`<div class="actions row-actions">${edit}${input.toggle}<a class="button danger" href="${input.remove.href}" aria-label="${input.remove.label} ${input.subject}…">${input.remove.label}…</a>${input.more ?? ''}</div>`
 }

@@ -22,6 +22,7 @@ import {
   csrfField,
   emptyState,
   errorSummary,
+  formIdLine,
   pagination,
   rowActions,
   switchButton,
@@ -91,7 +92,9 @@ export function formsPage(input: {
     showSubmissions
       ? html`<a href="${url`/admin/forms/${form.id}/submissions`}"><strong>${form.title}</strong></a>`
       : html`<strong>${form.title}</strong>`,
-    form.description ?? html`<span class="muted">None</span>`,
+    form.description
+      ? form.description
+      : html`<span class="muted" aria-hidden="true">—</span><span class="visually-hidden">No description</span>`,
     ...(showSubmissions
       ? [
           form.unreadCount === 0
@@ -219,6 +222,7 @@ export function formEditorPage(input: {
     section: 'forms',
     body: html`<section class="panel narrow">
   <h1>${heading}</h1>
+  ${input.id === undefined ? '' : formIdLine(input.id)}
   ${errorSummary(Object.values<string | undefined>(problems).filter((text) => text !== undefined))}
   <form method="post" action="${input.id === undefined ? url`/admin/forms` : url`/admin/forms/${input.id}`}" class="stack" novalidate>
     ${csrfField(session.csrfToken)}
@@ -285,6 +289,7 @@ export function pageEditorPage(input: {
     section: 'pages',
     body: html`<section class="panel narrow">
   <h1>${heading}</h1>
+  ${input.id === undefined ? '' : formIdLine(input.id)}
   ${errorSummary(Object.values<string | undefined>(problems).filter((text) => text !== undefined))}
   <form method="post" action="${input.id === undefined ? url`/admin/pages` : url`/admin/pages/${input.id}`}" class="stack" novalidate>
     ${csrfField(session.csrfToken)}

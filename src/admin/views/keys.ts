@@ -101,7 +101,7 @@ export function keysPage(input: {
           rowIds: keys.map((key) => `key-${key.id}`),
           rows: keys.map((key) => [
             html`<a href="${url`/admin/keys/${key.id}`}"><strong>${key.name}</strong></a>`,
-            html`<code>${keyLabel(key)}</code>`,
+            html`<code class="key-prefix">${keyLabel(key)}</code>`,
             key.createdBy ?? html`<span class="muted">Deleted user</span>`,
             timestamp(key.createdAt),
             timestamp(key.lastUsedAt),

@@ -3,7 +3,12 @@ import type { RedirectFilter, RedirectSort } from '../../services/dashboard-list
 import type { ListView } from '../../services/listing.js'
 import { REDIRECT_EXPORT_FORMATS, type RedirectExportFormat } from '../../services/redirect-exports.js'
 import type { RedirectAnswer } from '../../services/redirect-matcher.js'
-import { CSV_COLUMNS, describeChain, type RedirectChainsReport } from '../../services/redirects.js'
+import {
+  CSV_COLUMNS,
+  describeChain,
+  type RedirectChainsReport,
+  type RedirectField,
+} from '../../services/redirects.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { html, type SafeHtml, url } from '../html.js'
 import {
@@ -151,8 +156,11 @@ export function redirectFormPage(input: {
   id?: string
   values: RedirectFormValues
   problems?: string[]
+  /** The problems of each field, said beside it as well as above the form. */
+  fields?: Partial<Record<RedirectField, string>>
 }): SafeHtml {
   const { session, values } = input
+  const fields = input.fields ?? {}
   const editing = input.id !== undefined
   const heading = editing ? 'Edit redirect' : 'New redirect'
   return layout({
@@ -164,10 +172,11 @@ export function redirectFormPage(input: {
   ${errorSummary(input.problems ?? [])}
   <form method="post" action="${input.id !== undefined ? url`/admin/redirects/${input.id}` : url`/admin/redirects`}" class="stack">
     ${csrfField(session.csrfToken)}
-    ${textField({ name: 'fromPath', label: 'From path', value: values.fromPath, required: true, autofocus: true, placeholder: '/old-page', hint: 'The path visitors ask for. It starts with one /, and has no query string (?) or fragment (#).' })}
-    ${textField({ name: 'toPath', label: 'To path', value: values.toPath, required: true, placeholder: '/new-page', hint: 'Where they are sent, on this site. Paths starting with // are refused: they would send visitors to another site.' })}
+    ${textField({ name: 'fromPath', label: 'From path', value: values.fromPath, required: true, autofocus: true, placeholder: '/old-page', problem: fields.fromPath, hint: 'The path visitors ask for. It starts with one /, and has no query string (?) or fragment (#).' })}
+    ${textField({ name: 'toPath', label: 'To path', value: values.toPath, required: true, placeholder: '/new-page', problem: fields.toPath, hint: 'Where they are sent, on this site. Paths starting with // are refused: they would send visitors to another site.' })}
     <fieldset class="field">
       <legend>Type</legend>
+      ${fields.type ? html`<p class="field-problem" id="field-type-problem">${fields.type}</p>` : ''}
       ${(['permanent', 'temporary'] as const).map(
         (type) => html`<div class="choice">
         <input type="radio" id="type-${type}" name="type" value="${type}"${values.type === type ? html` checked` : ''}>

@@ -11,6 +11,7 @@ import {
   csrfField,
   emptyState,
   flashMessage,
+  formIdLine,
   pagination,
   postButton,
   table,
@@ -195,22 +196,23 @@ function viewControls(form: AdminForm, view: InboxView, searchProblem: string | 
       q: view.search === '' ? undefined : view.search,
       sort: view.sort === 'newest' ? undefined : view.sort,
     })
+  // One "Show" control (the filter, in the form with the search and order); the links are the
+  // layout and the exports, which are not part of the view's query.
   return html`<nav class="toolbar" aria-label="Views">
-  <span>Show:</span> ${link('All', { filter: 'all' }, view.filter === 'all')} ${link('Unread', { filter: 'unread' }, view.filter === 'unread')} ${link('Starred', { filter: 'starred' }, view.filter === 'starred')}
-  <span>·</span> ${link('Cards', { view: 'cards' }, view.view === 'cards')} ${link('Table', { view: 'table' }, view.view === 'table')}
-  <span>·</span> Export this view: <a href="${exportHref('csv')}" download>CSV</a> <a href="${exportHref('json')}" download>JSON</a>
+  <span>View as</span> ${link('Cards', { view: 'cards' }, view.view === 'cards')} ${link('Table', { view: 'table' }, view.view === 'table')}
+  <span aria-hidden="true">·</span> <span>Export this view:</span> <a href="${exportHref('csv')}" download>CSV</a> <a href="${exportHref('json')}" download>JSON</a>
 </nav>
-<form method="get" action="${base}" class="toolbar" role="search">
+<form method="get" action="${base}" class="filters" role="search" aria-label="Find submissions">
   ${view.view === 'cards' ? '' : html`<input type="hidden" name="view" value="${view.view}">`}
-  <label for="inbox-q">Search</label>
-  <input id="inbox-q" name="q" type="search" value="${view.search}" maxlength="${MAX_SEARCH_LENGTH}"${searchProblem ? html` aria-invalid="true"` : ''} placeholder="Text in the data or notes">
-  <label for="inbox-filter">Show</label>
-  <select id="inbox-filter" name="filter">${option('all', 'All', view.filter)}${option('unread', 'Unread', view.filter)}${option('starred', 'Starred', view.filter)}</select>
-  <label for="inbox-sort">Order</label>
-  <select id="inbox-sort" name="sort">${option('newest', 'Newest first', view.sort)}${option('oldest', 'Oldest first', view.sort)}</select>
-  <label for="inbox-size">Per page</label>
-  <select id="inbox-size" name="size">${INBOX_PAGE_SIZES.map((size) => option(size, String(size), view.size))}</select>
-  <button type="submit" class="button secondary">Apply</button>
+  <div class="field"><label for="inbox-q">Search</label>
+  <input id="inbox-q" name="q" type="search" value="${view.search}" maxlength="${MAX_SEARCH_LENGTH}"${searchProblem ? html` aria-invalid="true"` : ''} placeholder="Text in the data or notes"></div>
+  <div class="field"><label for="inbox-filter">Show</label>
+  <select id="inbox-filter" name="filter">${option('all', 'All', view.filter)}${option('unread', 'Unread', view.filter)}${option('starred', 'Starred', view.filter)}</select></div>
+  <div class="field"><label for="inbox-sort">Order</label>
+  <select id="inbox-sort" name="sort">${option('newest', 'Newest first', view.sort)}${option('oldest', 'Oldest first', view.sort)}</select></div>
+  <div class="field"><label for="inbox-size">Per page</label>
+  <select id="inbox-size" name="size">${INBOX_PAGE_SIZES.map((size) => option(size, String(size), view.size))}</select></div>
+  <div class="actions"><button type="submit" class="button secondary">Apply</button></div>
 </form>`
 }
 
@@ -266,6 +268,7 @@ export function submissionsPage(input: {
     section: 'forms',
     body: html`<nav class="breadcrumbs" aria-label="Breadcrumbs"><a href="/admin/forms">Forms</a> › <span aria-current="page">${form.title}</span></nav>
 <h1>Submissions to “${form.title}”</h1>
+${formIdLine(form.id)}
 <p class="lead">${narrowed ? `${what} in this view` : what}, ${view.sort === 'newest' ? 'newest' : 'oldest'} first. Flags and notes are for
 administrators; the API shows them as <code>isRead</code>, <code>isStarred</code> and <code>notes</code>.</p>
 ${input.searchProblem ? html`<div class="alert error" role="alert">${input.searchProblem} The search was not used.</div>` : ''}

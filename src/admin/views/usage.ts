@@ -4,6 +4,8 @@ import { html, type SafeHtml } from '../html.js'
 const BAR = 4
 const PLOT_HEIGHT = 100
 const LABEL_HEIGHT = 16
+/** How wide a day's label (`MM-DD` at font size 10) is drawn, with room to spare. */
+const LABEL_WIDTH = 32
 
 const plural = (n: number, word: string) => `${n.toLocaleString('en')} ${word}${n === 1 ? '' : 's'}`
 
@@ -26,10 +28,15 @@ export function usageChart(hours: HourlyUsage[]): SafeHtml {
     const label = `${hour.hour.slice(0, 10)} ${hour.hour.slice(11, 16)} UTC: ${plural(hour.requests, 'request')}, ${hour.rejected} rejected (429)`
     return html`<g><title>${label}</title>${served > 0 ? html`<rect class="usage-served" fill="#2563eb" x="${x}" y="${PLOT_HEIGHT - served}" width="${BAR - 1}" height="${served}"/>` : ''}${refused > 0 ? html`<rect class="usage-rejected" fill="#dc2626" x="${x}" y="${PLOT_HEIGHT - served - refused}" width="${BAR - 1}" height="${refused}"/>` : ''}</g>`
   })
+  // A day's label starts at its line; one too near the right edge to fit ends there instead.
+  const dayLabel = (x: number, text: string) =>
+    x + 2 + LABEL_WIDTH <= width
+      ? html`<text class="usage-label" fill="#475569" font-size="10" x="${x + 2}" y="${PLOT_HEIGHT + 12}">${text}</text>`
+      : html`<text class="usage-label" fill="#475569" font-size="10" text-anchor="end" x="${x - 2}" y="${PLOT_HEIGHT + 12}">${text}</text>`
   const days = hours.flatMap((hour, index) =>
     hour.hour.slice(11, 13) === '00'
       ? [
-          html`<line class="usage-day" stroke="#94a3b8" x1="${index * BAR}" x2="${index * BAR}" y1="0" y2="${PLOT_HEIGHT}"/><text class="usage-label" fill="#475569" font-size="10" x="${index * BAR + 2}" y="${PLOT_HEIGHT + 12}">${hour.hour.slice(5, 10)}</text>`,
+          html`<line class="usage-day" stroke="#94a3b8" x1="${index * BAR}" x2="${index * BAR}" y1="0" y2="${PLOT_HEIGHT}"/>${dayLabel(index * BAR, hour.hour.slice(5, 10))}`,
         ]
       : [],
   )

@@ -91,7 +91,7 @@ function roleForm(user: UserView, csrf: string, lastAdmin: boolean): SafeHtml {
 
 function userActions(user: UserView, csrf: string, lastAdmin: boolean): SafeHtml {
   if (lastAdmin) return html`<span class="hint">${LAST_ADMIN_NOTE}</span>`
-  return html`${rowActions({
+  return rowActions({
     subject: user.email,
     toggle: switchButton({
       csrf,
@@ -101,7 +101,8 @@ function userActions(user: UserView, csrf: string, lastAdmin: boolean): SafeHtml
       action: { off: url`/admin/users/${user.id}/disable`, on: url`/admin/users/${user.id}/enable` },
     }),
     remove: { href: url`/admin/users/${user.id}/delete`, label: 'Delete' },
-  })}<a class="button secondary small" href="${url`/admin/users/${user.id}/password`}" aria-label="Reset the password of ${user.email}…">Reset password…</a>`
+    more: html`<a class="button secondary" href="${url`/admin/users/${user.id}/password`}" aria-label="Reset the password of ${user.email}…">Reset password…</a>`,
+  })
 }
 
 export function usersPage(input: {
