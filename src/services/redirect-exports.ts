@@ -66,9 +66,9 @@ export function redirectExportProblem(
  * Writes resolved redirects (chains already flattened by the matcher: each rule is the matcher's
  * answer for its `fromPath`) in `format`, as text chunks, one pass over `rules`, so that 100,000
  * redirects stream in linear time (nginx alone holds and sorts them first, see its writer). Every
- * format gives the answers of SPEC §2.1 when served; what each server needs for that is said beside
+ * format gives the answers of the matching algorithm when served; what each server needs for that is said beside
  * its writer. Paths reach a file only encoded or escaped for that file, so no path can add a
- * directive; a `fromPath` holding a control character (which SPEC §2 refuses, and which could end a
+ * directive; a `fromPath` holding a control character (which the path rules refuse, and which could end a
  * line) is left out. Throws when {@link redirectExportProblem} says so.
  */
 export function* exportRedirects(
@@ -166,7 +166,7 @@ const GENERATED = '# Written by `lectern redirects export`; changes are lost on 
 /**
  * nginx, inside `server { }`: one exact-match `location =` per redirect. nginx compares a location
  * with the request path percent-decoded once (an invalid encoding is already a 400), case-sensitively,
- * as SPEC §2.1 does; exact locations are looked up in a tree, so 100,000 of them stay fast.
+ * as the matching algorithm does; exact locations are looked up in a tree, so 100,000 of them stay fast.
  * `absolute_redirect off` is set inside each block so that `Location` stays a path, as §2.1 says,
  * without changing the server's other redirects. `$is_args$args` carries the raw query (nothing for
  * a bare `?`). The path is a quoted string (`"` and `\` escaped); the Location holds only unreserved
