@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApiKey, buildForm, buildUser } from '../factories.js'
+import { HttpBrowser, listenLocally } from '../hardening/http-browser.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { expectError, expectList, GENEROUS_LIMITS, request } from '../security-suite.js'
-import { HttpBrowser, listenLocally } from '../hardening/http-browser.js'
 import { buildDashboardUser, DashboardClient, PASSWORD, rowText, signedInClient, textOf } from './support.js'
 
 const FORM_ID = 'form_users_test'
@@ -198,7 +198,10 @@ describe('the last enabled global admin under concurrent changes', { timeout: 12
     const sessions = await db.selectFrom('admin_sessions').selectAll().execute()
     const restore = async () => {
       await db.deleteFrom('users').execute()
-      await db.insertInto('users').values(pair.map(({ user }) => user)).execute()
+      await db
+        .insertInto('users')
+        .values(pair.map(({ user }) => user))
+        .execute()
       await db.insertInto('admin_sessions').values(sessions).execute()
     }
     const changes = [
