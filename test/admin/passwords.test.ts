@@ -172,6 +172,9 @@ describe('a sign-in overlapping a password reset or a disable', { timeout: 120_0
     const user = await buildDashboardUser(ctx.database.db, { role: 'editor' })
     const browser = new HttpBrowser(base)
     await browser.request('/admin/login')
+    // From an idle queue (an earlier sign-in's decoy hash may still run), so both slots are taken at once.
+    while (hashingLoad().running + hashingLoad().waiting > 0)
+      await new Promise((resolve) => setTimeout(resolve, 5))
     let release = () => {}
     const held = new Promise<void>((resolve) => {
       release = resolve
