@@ -130,6 +130,15 @@ export interface LoginAttemptsTable {
   attempted_at: string
 }
 
+/** A failed current-password check of a signed-in user (migration 010), kept for the throttle's window. */
+export interface PasswordChecksTable {
+  id: string
+  user_id: string
+  /** The session that asked (the stored id, a hash of its token). */
+  session_id: string
+  checked_at: string
+}
+
 /** A named row that writers update first to serialize one kind of change (see `db/locks.ts`). */
 export interface LocksTable {
   name: string
@@ -174,6 +183,7 @@ export interface Database {
   api_keys: ApiKeysTable
   admin_sessions: AdminSessionsTable
   login_attempts: LoginAttemptsTable
+  password_checks: PasswordChecksTable
   locks: LocksTable
   content_version: ContentVersionTable
   audit_log: AuditLogTable

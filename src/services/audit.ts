@@ -27,6 +27,8 @@ export const AUDIT_ACTIONS = [
   'user.password_changed',
   'session.signed_in',
   'session.sign_in_failed',
+  'session.password_check_failed',
+  'session.ended',
   'content.imported',
   'form.created',
   'form.updated',

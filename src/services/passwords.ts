@@ -5,11 +5,20 @@ const PARAMS = { N: 2 ** 17, r: 8, p: 1 }
 const KEY_LENGTH = 32
 
 /**
- * How many hashes run at once in this process, and how many sign-ins may wait for one. Each hash
- * holds 128 MiB while it runs, so unbounded concurrency lets anyone who can post a sign-in form
- * grow the process by that much per request (40 at once took it from 109 to 622 MB).
+ * How many hashes run at once in this process, how many hashes may wait in one line, and how many
+ * current-password checks one user may have waiting or running. Each hash holds 128 MiB while it
+ * runs, so unbounded concurrency lets anyone who can post a sign-in form grow the process by that
+ * much per request (40 at once took it from 109 to 622 MB).
  */
-export const PASSWORD_HASHING = { concurrency: 2, maxQueue: 16 }
+export const PASSWORD_HASHING = { concurrency: 2, maxQueue: 16, maxChecksPerUser: 1 }
+
+/**
+ * The lines hashes wait in: sign-ins, the current-password checks of signed-in users, and everything
+ * else (the command line, an admin creating a user). Lines take turns at every free slot and each is
+ * bounded on its own, so a crowd in one line can neither fill another nor hold it up for long.
+ */
+export const HASHING_LINES = ['sign-in', 'account', 'other'] as const
+export type HashingLine = (typeof HASHING_LINES)[number]
 
 /**
  * The password hashing queue is full: the caller asked not to wait behind this many others. The
@@ -23,43 +32,89 @@ export class PasswordHashingBusyError extends Error {
   }
 }
 
-/** Hashes running now, waiting, and the most that ever ran at once, for tests and metrics. */
+/** Hashes running now, waiting (in all and by line), and the most that ever ran at once. */
 export interface HashingLoad {
   running: number
   waiting: number
+  waitingByLine: Record<HashingLine, number>
   peakRunning: number
 }
 
-// A two-slot semaphore with a FIFO queue: small enough to write here rather than add a dependency.
-const load: HashingLoad = { running: 0, waiting: 0, peakRunning: 0 }
-const waiters: (() => void)[] = []
+// A two-slot semaphore with one FIFO queue per line: small enough to write here rather than add a dependency.
+const load = { running: 0, peakRunning: 0 }
+const queues: Record<HashingLine, (() => void)[]> = { 'sign-in': [], account: [], other: [] }
+/** Where the next turn starts: the line after the one served last. */
+let turn = 0
+/** Hashes waiting or running per owner, for `maxPerOwner`. */
+const owners = new Map<string, number>()
 
 /** The hashing queue's current state. */
 export function hashingLoad(): Readonly<HashingLoad> {
-  return { ...load }
+  const waitingByLine = {} as Record<HashingLine, number>
+  for (const line of HASHING_LINES) waitingByLine[line] = queues[line].length
+  const waiting = HASHING_LINES.reduce((sum, line) => sum + queues[line].length, 0)
+  return { running: load.running, waiting, waitingByLine, peakRunning: load.peakRunning }
 }
 
-/** Options of a hash or a check: `maxQueue` refuses (`PasswordHashingBusyError`) instead of waiting behind that many. */
+/** Where a hash or a check waits, and when it refuses (`PasswordHashingBusyError`) rather than wait. */
 export interface HashingOptions {
+  /** The line to wait in (default `other`). */
+  line?: HashingLine
+  /** Refuses when this many already wait in the same line. */
   maxQueue?: number
+  /** Whose hash this is (a user id): refuses when they already have `maxPerOwner` waiting or running. */
+  owner?: string
+  maxPerOwner?: number
 }
 
-async function withHashingSlot<T>(options: HashingOptions, task: () => Promise<T>): Promise<T> {
-  if (load.running >= PASSWORD_HASHING.concurrency) {
-    if (options.maxQueue !== undefined && load.waiting >= options.maxQueue)
-      throw new PasswordHashingBusyError()
-    load.waiting += 1
-    await new Promise<void>((resolve) => waiters.push(resolve))
-    load.waiting -= 1
+/** The next waiter, taking the lines in turn, so that each line gets its share of the slots. */
+function nextWaiter(): (() => void) | undefined {
+  for (let i = 0; i < HASHING_LINES.length; i++) {
+    const index = (turn + i) % HASHING_LINES.length
+    const waiter = queues[HASHING_LINES[index]].shift()
+    if (waiter) {
+      turn = (index + 1) % HASHING_LINES.length
+      return waiter
+    }
   }
-  load.running += 1
-  load.peakRunning = Math.max(load.peakRunning, load.running)
+  return undefined
+}
+
+/**
+ * Runs `task` in one of the process's hashing slots, waiting for one in its line when all are taken
+ * (or refusing, as `options` say). Exported for callers that must hold a slot across more than a hash.
+ */
+export async function withHashingSlot<T>(options: HashingOptions, task: () => Promise<T>): Promise<T> {
+  const { owner, maxPerOwner } = options
+  if (owner !== undefined && maxPerOwner !== undefined && (owners.get(owner) ?? 0) >= maxPerOwner)
+    throw new PasswordHashingBusyError()
+  const queue = queues[options.line ?? 'other']
+  if (
+    load.running >= PASSWORD_HASHING.concurrency &&
+    options.maxQueue !== undefined &&
+    queue.length >= options.maxQueue
+  )
+    throw new PasswordHashingBusyError()
+  if (owner !== undefined) owners.set(owner, (owners.get(owner) ?? 0) + 1)
   try {
-    return await task()
+    // The slot passes straight from a finished hash to its waiter, so a newcomer cannot overtake the queue.
+    if (load.running >= PASSWORD_HASHING.concurrency)
+      await new Promise<void>((resolve) => queue.push(resolve))
+    else load.running += 1
+    load.peakRunning = Math.max(load.peakRunning, load.running)
+    try {
+      return await task()
+    } finally {
+      const next = nextWaiter()
+      if (next) next()
+      else load.running -= 1
+    }
   } finally {
-    load.running -= 1
-    // The slot passes straight to the next waiter, so a newcomer cannot overtake the queue.
-    waiters.shift()?.()
+    if (owner !== undefined) {
+      const left = (owners.get(owner) ?? 1) - 1
+      if (left === 0) owners.delete(owner)
+      else owners.set(owner, left)
+    }
   }
 }
 

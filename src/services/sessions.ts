@@ -37,6 +37,13 @@ export interface SessionOptions {
   accountDelayMaxMs?: number
   /** The sliding window failures are counted over (default 15 minutes). */
   throttleWindowMs?: number
+  /**
+   * Wrong current passwords (asked by the account page) from one session within the window before
+   * that session is ended (default 5). A stolen session cannot be used to guess the password, and
+   * the owner, who shares a stolen cookie's session, signs in again to a fresh one. Failures of one
+   * user from all sessions slow that user's checks as `accountSlowdownAfter` slows sign-ins.
+   */
+  maxPasswordCheckFailuresPerSession?: number
   /** How a slowdown waits; tests pass one that records the delays. */
   sleep?: (ms: number) => Promise<void>
 }
@@ -46,6 +53,7 @@ export const SESSION_DEFAULTS = {
   absoluteTimeoutMs: 12 * 60 * 60_000,
   maxFailuresPerAddressAndAccount: 5,
   maxFailuresPerAddress: 100,
+  maxPasswordCheckFailuresPerSession: 5,
   accountSlowdownAfter: 5,
   accountDelayMs: 1_000,
   accountDelayMaxMs: 10_000,
@@ -86,6 +94,14 @@ export type SignInResult =
    */
   | { status: 'locked'; retryAfterSeconds: number }
   /** Too many sign-ins are waiting for a password check on this instance; nothing was checked. */
+  | { status: 'busy'; retryAfterSeconds: number }
+
+export type PasswordCheckResult =
+  | { status: 'right' }
+  | { status: 'wrong' }
+  /** Too many wrong current passwords from this session: it is ended; nothing was checked. */
+  | { status: 'signed_out' }
+  /** This user's check is already running, or too many checks wait on this instance; nothing was checked. */
   | { status: 'busy'; retryAfterSeconds: number }
 
 /**
@@ -222,7 +238,8 @@ export function createSessionService(db: Kysely<Database>, options: SessionOptio
       let matches: boolean
       try {
         // Sign-ins wait behind a few others at most; beyond that the instance is too busy to check more.
-        const busy = { maxQueue: PASSWORD_HASHING.maxQueue }
+        // They wait in their own line, which checks of signed-in users cannot fill.
+        const busy = { line: 'sign-in', maxQueue: PASSWORD_HASHING.maxQueue } as const
         decoy ??= hashPassword(newToken())
         matches = await verifyPassword(input.password, user?.password_hash ?? (await decoy), busy)
       } catch (error) {
@@ -243,7 +260,19 @@ export function createSessionService(db: Kysely<Database>, options: SessionOptio
 
       const token = newToken()
       const csrfToken = newToken()
-      await db.transaction().execute(async (trx) => {
+      const opened = await db.transaction().execute(async (trx) => {
+        // The session is written only if the password checked is still the user's, and the user is
+        // still enabled: a reset or a disable committed while the hash ran has already ended the
+        // user's sessions and must not miss this one. As the first statement it takes the user's row
+        // (waiting for such a change to commit), so a change that comes later ends this session too.
+        const still = await trx
+          .updateTable('users')
+          .set({ password_hash: user.password_hash })
+          .where('id', '=', user.id)
+          .where('password_hash', '=', user.password_hash)
+          .where('is_disabled', '=', 0)
+          .executeTakeFirst()
+        if (still.numUpdatedRows === 0n) return false
         // The owner's own typos from this address are forgiven; failures from elsewhere still count.
         await trx
           .deleteFrom('login_attempts')
@@ -280,7 +309,17 @@ export function createSessionService(db: Kysely<Database>, options: SessionOptio
           target: user.email,
           detail: { ip: input.ip },
         })
+        return true
       })
+      if (!opened) {
+        await recordAudit(db, {
+          actor: { email },
+          action: 'session.sign_in_failed',
+          target: email,
+          detail: { ip: input.ip, reason: 'changed_meanwhile' },
+        })
+        return { status: 'invalid' }
+      }
       return {
         status: 'signed_in',
         token,
@@ -353,6 +392,91 @@ export function createSessionService(db: Kysely<Database>, options: SessionOptio
         user: { id: row.user_id, email: row.email, role: row.role },
         flash: readFlash(flash),
       }
+    },
+
+    /**
+     * Checks a signed-in user's current password (before their password changes), under a throttle
+     * like sign-in's with the session in the place of the address: a session with too many recent
+     * wrong answers is ended without a check, and every check of a user with too many wrong answers
+     * from anywhere is slowed, never refused, so that a stolen session can neither guess nor keep
+     * the owner from changing the password from a new one. Failures count only here, never against
+     * signing in. The check waits in the hashing queue's `account` line, one at a time per user.
+     */
+    async checkCurrentPassword(
+      session: AdminSession,
+      password: string,
+      ip: string,
+    ): Promise<PasswordCheckResult> {
+      const current = clock()
+      const windowStart = stamp(current - settings.throttleWindowMs)
+      const checkId = randomBase62(24)
+      const userId = session.user.id
+      // Recorded before the check and counted with the others, so concurrent guesses cannot all slip under the limit.
+      await db.deleteFrom('password_checks').where('checked_at', '<=', windowStart).execute()
+      await db
+        .insertInto('password_checks')
+        .values({ id: checkId, user_id: userId, session_id: session.id, checked_at: stamp(current) })
+        .execute()
+      const count = async (column: 'session_id' | 'user_id', value: string) => {
+        const counted = await db
+          .selectFrom('password_checks')
+          .select((eb) => eb.fn.countAll<number | string>().as('n'))
+          .where(column, '=', value)
+          .where('checked_at', '>', windowStart)
+          .executeTakeFirstOrThrow()
+        // Every failure but this check.
+        return Number(counted.n) - 1
+      }
+      const forget = () => db.deleteFrom('password_checks').where('id', '=', checkId).execute()
+      if ((await count('session_id', session.id)) >= settings.maxPasswordCheckFailuresPerSession) {
+        await db.transaction().execute(async (trx) => {
+          await trx.deleteFrom('password_checks').where('id', '=', checkId).execute()
+          await trx.deleteFrom('admin_sessions').where('id', '=', session.id).execute()
+          await recordAudit(trx, {
+            actor: { email: session.user.email },
+            action: 'session.ended',
+            target: session.user.email,
+            detail: { ip, reason: 'too_many_wrong_passwords' },
+          })
+        })
+        return { status: 'signed_out' }
+      }
+      const over = (await count('user_id', userId)) - settings.accountSlowdownAfter
+      if (over >= 0)
+        await sleep(Math.min(settings.accountDelayMaxMs, settings.accountDelayMs * 2 ** Math.min(over, 30)))
+
+      const user = await db
+        .selectFrom('users')
+        .select('password_hash')
+        .where('id', '=', userId)
+        .executeTakeFirst()
+      let matches: boolean
+      try {
+        matches =
+          user !== undefined &&
+          (await verifyPassword(password, user.password_hash, {
+            line: 'account',
+            maxQueue: PASSWORD_HASHING.maxQueue,
+            owner: userId,
+            maxPerOwner: PASSWORD_HASHING.maxChecksPerUser,
+          }))
+      } catch (error) {
+        if (!(error instanceof PasswordHashingBusyError)) throw error
+        await forget()
+        return { status: 'busy', retryAfterSeconds: error.retryAfterSeconds }
+      }
+      if (matches) {
+        // This session's own typos are forgiven; failures from other sessions still count.
+        await db.deleteFrom('password_checks').where('session_id', '=', session.id).execute()
+        return { status: 'right' }
+      }
+      await recordAudit(db, {
+        actor: { email: session.user.email },
+        action: 'session.password_check_failed',
+        target: session.user.email,
+        detail: { ip },
+      })
+      return { status: 'wrong' }
     },
 
     /**

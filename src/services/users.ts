@@ -74,7 +74,10 @@ export function createUserService(db: Kysely<Database>) {
     return row
   }
 
-  /** Refuses a change to `userId` that would leave no enabled global admin. */
+  /**
+   * Refuses a change to `userId` that would leave no enabled global admin. The caller holds the
+   * `setup` lock (see `guardAdmins`), so the count cannot go stale before the change commits.
+   */
   const assertNotLastAdmin = async (trx: Transaction<Database>, userId: string, action: string) => {
     const others = await trx
       .selectFrom('users')
@@ -87,6 +90,14 @@ export function createUserService(db: Kysely<Database>) {
       throw new ValidationError(`Cannot ${action} the last enabled global admin`)
     }
   }
+
+  /**
+   * Takes the `setup` lock, which guards who the global admins are: the first admin's creation and
+   * every change that could take one away. Without it, two admins demoting each other at once each
+   * count the other (PostgreSQL's read committed lets both see the old rows) and both succeed. It is
+   * the transaction's first statement, so the row read after it is the one the change applies to.
+   */
+  const guardAdmins = (trx: Transaction<Database>) => takeLock(trx, 'setup')
 
   const toView = (row: {
     id: string
@@ -105,7 +116,8 @@ export function createUserService(db: Kysely<Database>) {
   })
 
   /**
-   * Changes one user inside a transaction, guarding the last global admin when `guard` says so;
+   * Changes one user inside a transaction. A change that could take an admin away gives `guard`: it
+   * holds the admins' lock and refuses when `guard(row)` says the row is the last enabled admin;
    * `also` runs in the same transaction, and so does the audit entry `audit` describes (none when it
    * gives no action: nothing changed).
    */
@@ -113,7 +125,7 @@ export function createUserService(db: Kysely<Database>) {
     who: UserRef,
     action: string,
     change: { role?: Role; is_disabled?: 0 | 1 },
-    guard: (row: { role: string; is_disabled: number }) => boolean,
+    guard: ((row: { role: string; is_disabled: number }) => boolean) | undefined,
     audit: {
       actor: Actor
       action: (row: { role: string; is_disabled: number }) => AuditAction | undefined
@@ -122,8 +134,9 @@ export function createUserService(db: Kysely<Database>) {
     also?: (trx: Transaction<Database>, userId: string) => Promise<unknown>,
   ) =>
     db.transaction().execute(async (trx) => {
+      if (guard !== undefined) await guardAdmins(trx)
       const row = await findUser(trx, who)
-      if (guard(row)) await assertNotLastAdmin(trx, row.id, action)
+      if (guard?.(row)) await assertNotLastAdmin(trx, row.id, action)
       const updatedAt = now()
       await trx
         .updateTable('users')
@@ -204,7 +217,8 @@ export function createUserService(db: Kysely<Database>) {
         who,
         'demote',
         { role: newRole },
-        (row) => isEnabledAdmin(row) && newRole !== 'global_admin',
+        // A promotion cannot take an admin away, so only other roles wait for the lock.
+        newRole === 'global_admin' ? undefined : isEnabledAdmin,
         {
           actor,
           action: (row) => (row.role === newRole ? undefined : 'user.role_changed'),
@@ -225,7 +239,7 @@ export function createUserService(db: Kysely<Database>) {
       ),
 
     enableUser: (who: UserRef, actor: Actor = 'cli') =>
-      update(who, 'enable', { is_disabled: 0 }, () => false, {
+      update(who, 'enable', { is_disabled: 0 }, undefined, {
         actor,
         action: (row) => (row.is_disabled === 0 ? undefined : 'user.enabled'),
       }),
@@ -233,6 +247,7 @@ export function createUserService(db: Kysely<Database>) {
     /** Deletes a user; their keys are revoked in the same transaction and stay listed as revoked. */
     deleteUser: (who: UserRef, actor: Actor = 'cli'): Promise<void> =>
       db.transaction().execute(async (trx) => {
+        await guardAdmins(trx)
         const row = await findUser(trx, who)
         if (isEnabledAdmin(row)) await assertNotLastAdmin(trx, row.id, 'delete')
         const revoked = await trx

@@ -1,10 +1,17 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { hashingLoad, PASSWORD_HASHING, withHashingSlot } from '../../src/services/passwords.js'
+import { runCli } from '../cli/run-cli.js'
+import { HttpBrowser, listenLocally, pageText } from '../hardening/http-browser.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { GENEROUS_LIMITS } from '../security-suite.js'
 import { buildDashboardUser, DashboardClient, PASSWORD, signedInClient, textOf } from './support.js'
 
 const NEW_PASSWORD = 'a brand new passphrase'
+
+const sessionsOf = async (ctx: TestContext, userId: string) =>
+  (await ctx.database.db.selectFrom('admin_sessions').select('id').where('user_id', '=', userId).execute())
+    .length
 
 // Each change and sign-in hashes at production scrypt cost: generous time on a busy machine.
 describe('Passwords in the dashboard', { timeout: 120_000 }, () => {
@@ -15,9 +22,6 @@ describe('Passwords in the dashboard', { timeout: 120_000 }, () => {
     (
       await ctx.services.audit.list({ action: 'user.password_changed' }, { page: 1, pageSize: 100 })
     ).items.filter((entry) => entry.target === email)
-  const sessionsOf = async (userId: string) =>
-    (await ctx.database.db.selectFrom('admin_sessions').select('id').where('user_id', '=', userId).execute())
-      .length
 
   beforeAll(async () => {
     ctx = await createTestContext(GENEROUS_LIMITS)
@@ -29,7 +33,7 @@ describe('Passwords in the dashboard', { timeout: 120_000 }, () => {
     const { client, user } = await signedInClient(app, ctx.database.db, 'viewer')
     const elsewhere = new DashboardClient(app)
     expect((await elsewhere.signIn(user.email)).statusCode).toBe(303)
-    expect(await sessionsOf(user.id)).toBe(2)
+    expect(await sessionsOf(ctx, user.id)).toBe(2)
 
     await client.get('/admin/account')
     const res = await client.post('/admin/account/password', {
@@ -42,7 +46,7 @@ describe('Passwords in the dashboard', { timeout: 120_000 }, () => {
     const page = await client.get('/admin/account')
     expect(page.statusCode).toBe(200)
     expect(textOf(page)).toContain('Your password is changed')
-    expect(await sessionsOf(user.id)).toBe(1)
+    expect(await sessionsOf(ctx, user.id)).toBe(1)
     // The other browser is signed out at once.
     expect((await elsewhere.get('/admin')).statusCode).toBe(303)
 
@@ -69,7 +73,7 @@ describe('Passwords in the dashboard', { timeout: 120_000 }, () => {
       expect(textOf(res)).toContain(message)
     }
     expect(await changes(user.email)).toEqual([])
-    expect(await sessionsOf(user.id)).toBe(1)
+    expect(await sessionsOf(ctx, user.id)).toBe(1)
     expect((await new DashboardClient(app).signIn(user.email, PASSWORD)).statusCode).toBe(303)
   })
 
@@ -104,7 +108,7 @@ describe('Passwords in the dashboard', { timeout: 120_000 }, () => {
     expect(generated).toBeDefined()
 
     expect((await theirs.get('/admin')).statusCode).toBe(303)
-    expect(await sessionsOf(target.id)).toBe(0)
+    expect(await sessionsOf(ctx, target.id)).toBe(0)
     expect((await new DashboardClient(app).signIn(target.email, PASSWORD)).statusCode).toBe(401)
     expect((await new DashboardClient(app).signIn(target.email, generated)).statusCode).toBe(303)
     const [entry] = await changes(target.email)
@@ -139,7 +143,61 @@ describe('Passwords in the dashboard', { timeout: 120_000 }, () => {
     expect((await theirs.signIn(target.email)).statusCode).toBe(303)
     await admin.get('/admin/users')
     expect((await admin.post(`/admin/users/${target.id}/disable`)).statusCode).toBe(303)
-    expect(await sessionsOf(target.id)).toBe(0)
+    expect(await sessionsOf(ctx, target.id)).toBe(0)
     expect((await theirs.get('/admin')).statusCode).toBe(303)
+  })
+})
+
+/**
+ * A sign-in whose password check overlaps a change made by the command line (another process, as an
+ * operator would run it). The test holds the hashing slots, so the sign-in reads the user, then waits
+ * to check the password while the change commits.
+ */
+describe('a sign-in overlapping a password reset or a disable', { timeout: 120_000 }, () => {
+  let ctx: TestContext
+  let base: string
+
+  beforeAll(async () => {
+    ctx = await createTestContext(GENEROUS_LIMITS)
+    base = await listenLocally(ctx.app)
+  })
+  afterAll(() => ctx.close())
+
+  const cli = (args: string[], input?: string) => runCli(args, { databaseUrl: ctx.databaseUrl, input })
+
+  it.each([
+    ['a reset', (email: string) => cli(['users', 'set-password', email], `${NEW_PASSWORD}\n`)],
+    ['a disable', (email: string) => cli(['users', 'disable', email])],
+  ])('opens no session with the old password when %s commits while it is checked', async (_, change) => {
+    const user = await buildDashboardUser(ctx.database.db, { role: 'editor' })
+    const browser = new HttpBrowser(base)
+    await browser.request('/admin/login')
+    // From an idle queue (an earlier sign-in's decoy hash may still run), so both slots are taken at once.
+    while (hashingLoad().running + hashingLoad().waiting > 0)
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    let release = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const slots = Promise.all(
+      Array.from({ length: PASSWORD_HASHING.concurrency }, () => withHashingSlot({}, () => held)),
+    )
+    const waiting = hashingLoad().waiting
+    const signIn = browser.post('/admin/login', { email: user.email, password: PASSWORD })
+    while (hashingLoad().waiting === waiting) await new Promise((resolve) => setTimeout(resolve, 5))
+
+    const changed = await change(user.email)
+    expect(changed.code, changed.stderr).toBe(0)
+    release()
+    await slots
+
+    const res = await signIn
+    expect(res.status).toBe(401)
+    expect(pageText(await res.text())).toContain('The email or password is not right')
+    expect(await sessionsOf(ctx, user.id)).toBe(0)
+    const [failure] = (
+      await ctx.services.audit.list({ action: 'session.sign_in_failed' }, { page: 1, pageSize: 100 })
+    ).items.filter((entry) => entry.target === user.email)
+    expect(failure).toMatchObject({ detail: { reason: 'changed_meanwhile' } })
   })
 })

@@ -207,3 +207,117 @@ describe('sign-in throttling', () => {
     expect((await fromNewAddress().signIn(user.email, PASSWORD)).status).toBe(303)
   })
 })
+
+/**
+ * The current-password check of the account page, throttled like sign-in with the session in the
+ * place of the address, through real HTTP on two instances of one database.
+ */
+describe('current-password throttling', () => {
+  let ctx: TestContext
+  const apps: FastifyInstance[] = []
+  let one: string
+  let other: string
+  const delays: number[] = []
+  const MAX = 3
+  const NEW_PASSWORD = 'a brand new passphrase'
+
+  beforeAll(async () => {
+    ctx = await createTestContext()
+    const sessions: SessionOptions = {
+      maxPasswordCheckFailuresPerSession: MAX,
+      accountSlowdownAfter: 4,
+      accountDelayMs: 1_000,
+      accountDelayMaxMs: 8_000,
+      sleep: async (ms: number) => {
+        delays.push(ms)
+      },
+    }
+    for (let i = 0; i < 2; i++) {
+      const app = await buildApp({
+        config: { ERROR_STYLE: 'code', LOG_LEVEL: 'silent', TRUST_PROXY: 'true' },
+        services: createServices(ctx.database, { sessions }),
+        limiter: new MemoryRateLimiter({ perHour: 1_000_000, perSecond: 1_000_000 }),
+        database: ctx.database,
+      })
+      apps.push(app)
+    }
+    one = await listenLocally(apps[0])
+    other = await listenLocally(apps[1])
+  })
+  afterAll(async () => {
+    for (const app of apps) await app.close()
+    await ctx.close()
+  })
+
+  const signedIn = async (email: string, base = one, address = '10.3.0.1') => {
+    const browser = new HttpBrowser(base, address)
+    expect((await browser.signIn(email, PASSWORD)).status).toBe(303)
+    await browser.request('/admin/account')
+    return browser
+  }
+  const change = (browser: HttpBrowser, current: string) =>
+    browser.post('/admin/account/password', { current, password: NEW_PASSWORD, confirm: NEW_PASSWORD })
+  const audited = async (action: string, email: string) =>
+    (await ctx.services.audit.list({ action }, { page: 1, pageSize: 100 })).items.filter(
+      (entry) => entry.target === email,
+    )
+
+  it('ends a session that gives too many wrong current passwords, saying why, and audits it', async () => {
+    const user = await buildDashboardUser(ctx.database.db, { role: 'viewer' })
+    const stolen = await signedIn(user.email)
+    for (let i = 0; i < MAX; i++) {
+      const res = await change(stolen, WRONG)
+      expect(res.status).toBe(422)
+      expect(pageText(await res.text())).toContain('The current password is not right')
+    }
+    // The next answer is not checked, even the right one: the session ends.
+    const ended = await change(stolen, PASSWORD)
+    expect(ended.status).toBe(303)
+    expect(ended.headers.get('location')).toBe('/admin/login?notice=password-checks')
+    expect(stolen.cookies.has('lectern_session')).toBe(false)
+    const login = await stolen.request('/admin/login?notice=password-checks')
+    expect(pageText(await login.text())).toContain('signed out after too many wrong current passwords')
+    const sessions = await ctx.database.db
+      .selectFrom('admin_sessions')
+      .select('id')
+      .where('user_id', '=', user.id)
+      .execute()
+    expect(sessions).toEqual([])
+    expect(await audited('session.password_check_failed', user.email)).toHaveLength(MAX)
+    expect(await audited('session.ended', user.email)).toMatchObject([
+      { actor: user.email, detail: { ip: '10.3.0.1', reason: 'too_many_wrong_passwords' } },
+    ])
+    expect(await audited('user.password_changed', user.email)).toEqual([])
+  })
+
+  it('never keeps the owner from signing in or from changing the password in a new session', async () => {
+    const user = await buildDashboardUser(ctx.database.db, { role: 'editor' })
+    const stolen = await signedIn(user.email, one, '10.3.1.1')
+    for (let i = 0; i <= MAX; i++) await change(stolen, WRONG)
+    expect(stolen.cookies.has('lectern_session')).toBe(false)
+
+    // Signing in is not slowed by them, from the same address or another, on either instance.
+    delays.length = 0
+    const owner = await signedIn(user.email, other, '10.3.1.1')
+    expect(delays).toEqual([])
+    // The ended session's wrong answers stay below the user's slowdown: the owner's check runs at once.
+    const res = await change(owner, PASSWORD)
+    expect(res.status).toBe(303)
+    expect(res.headers.get('location')).toBe('/admin/account')
+    expect(delays).toHaveLength(0)
+    expect(await audited('user.password_changed', user.email)).toHaveLength(1)
+  })
+
+  it('slows every check of a user whose sessions gave many wrong answers, across instances', async () => {
+    const user = await buildDashboardUser(ctx.database.db, { role: 'viewer' })
+    const sessions = await Promise.all([one, other, one].map((base) => signedIn(user.email, base)))
+    delays.length = 0
+    for (const browser of sessions) for (let i = 0; i < 2; i++) await change(browser, WRONG)
+    // Four failures of the user before the fifth check, then each waits longer than the one before.
+    expect(delays).toEqual([1_000, 2_000])
+    delays.length = 0
+    const res = await change(sessions[2], PASSWORD)
+    expect(res.status).toBe(303)
+    expect(delays).toEqual([4_000])
+  })
+})

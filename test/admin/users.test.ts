@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApiKey, buildForm, buildUser } from '../factories.js'
+import { HttpBrowser, listenLocally } from '../hardening/http-browser.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { expectError, expectList, GENEROUS_LIMITS, request } from '../security-suite.js'
-import { DashboardClient, PASSWORD, rowText, signedInClient, textOf } from './support.js'
+import { buildDashboardUser, DashboardClient, PASSWORD, rowText, signedInClient, textOf } from './support.js'
 
 const FORM_ID = 'form_users_test'
 const SUBMISSIONS = `/api/v1/forms/${FORM_ID}/submissions`
@@ -168,5 +169,61 @@ describe('Organization → Users', () => {
 
   it('answers 404 with a page for a user that does not exist', async () => {
     expect((await admin.get('/admin/users/user_nope/delete')).statusCode).toBe(404)
+  })
+})
+
+// Over real sockets, so that each request has its own connection and its own transaction.
+describe('the last enabled global admin under concurrent changes', { timeout: 120_000 }, () => {
+  let ctx: TestContext
+  let base: string
+
+  beforeAll(async () => {
+    ctx = await createTestContext(GENEROUS_LIMITS)
+    base = await listenLocally(ctx.app)
+  })
+  afterAll(() => ctx.close())
+
+  it('keeps one when two admins demote, disable or delete each other at the same moment', async () => {
+    const db = ctx.database.db
+    const pair = await Promise.all(
+      [0, 1].map(async () => {
+        const user = await buildDashboardUser(db, { role: 'global_admin' })
+        const browser = new HttpBrowser(base)
+        expect((await browser.signIn(user.email, PASSWORD)).status).toBe(303)
+        await browser.request('/admin/users')
+        return { user, browser }
+      }),
+    )
+    // Each round starts from this state: the two admins, each with their session.
+    const sessions = await db.selectFrom('admin_sessions').selectAll().execute()
+    const restore = async () => {
+      await db.deleteFrom('users').execute()
+      await db
+        .insertInto('users')
+        .values(pair.map(({ user }) => user))
+        .execute()
+      await db.insertInto('admin_sessions').values(sessions).execute()
+    }
+    const changes = [
+      ['role', { role: 'editor' }],
+      ['disable', {}],
+      ['delete', {}],
+    ] as const
+    const [a, b] = pair
+    for (let round = 0; round < 18; round++) {
+      const [aAction, aFields] = changes[round % 3]
+      const [bAction, bFields] = changes[Math.floor(round / 3) % 3]
+      const answers = await Promise.all([
+        a.browser.post(`/admin/users/${b.user.id}/${aAction}`, aFields),
+        b.browser.post(`/admin/users/${a.user.id}/${bAction}`, bFields),
+      ])
+      // A change is made, refused as the last admin's, or refused because its author lost the right first.
+      for (const res of answers) expect([303, 403]).toContain(res.status)
+      const left = (await ctx.services.users.listUsers()).filter(
+        (u) => u.role === 'global_admin' && u.status === 'active',
+      )
+      expect(left, `round ${round}: ${aAction} and ${bAction}`).toHaveLength(1)
+      await restore()
+    }
   })
 })

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js'
 import { createServices } from '../../src/services/index.js'
-import { hashingLoad, PASSWORD_HASHING } from '../../src/services/passwords.js'
+import { hashingLoad, PASSWORD_HASHING, withHashingSlot } from '../../src/services/passwords.js'
 import { buildDashboardUser, PASSWORD } from '../admin/support.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { HttpBrowser, listenLocally, pageText } from './http-browser.js'
@@ -72,4 +72,130 @@ describe('password hashing under a burst of sign-ins', () => {
     const late = new HttpBrowser(base, '10.2.1.1')
     expect((await late.signIn(users[0].email, PASSWORD)).status).toBe(303)
   }, 120_000)
+})
+
+/**
+ * Current-password checks of signed-in users against everyone's sign-in. The test holds both
+ * hashing slots while requests arrive, so that what waits where is known; then lets them go.
+ */
+describe('password hashing when signed-in users flood the current-password check', () => {
+  let ctx: TestContext
+  let app: FastifyInstance
+  let base: string
+  let address = 0
+  const browserAt = () => new HttpBrowser(base, `10.4.${Math.floor(++address / 250)}.${address % 250}`)
+
+  beforeAll(async () => {
+    ctx = await createTestContext()
+    app = await buildApp({
+      config: { ERROR_STYLE: 'code', LOG_LEVEL: 'silent', TRUST_PROXY: 'true' },
+      services: createServices(ctx.database),
+      limiter: new MemoryRateLimiter({ perHour: 1_000_000, perSecond: 1_000_000 }),
+      database: ctx.database,
+    })
+    base = await listenLocally(app)
+  })
+  afterAll(async () => {
+    await app.close()
+    await ctx.close()
+  })
+
+  /** Takes both hashing slots until `release` is called. */
+  const holdSlots = () => {
+    let release = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const done = Promise.all(
+      Array.from({ length: PASSWORD_HASHING.concurrency }, () => withHashingSlot({}, () => held)),
+    )
+    return { release, done }
+  }
+  /** Resolves once `settled()` holds, checking after each turn of the event loop. */
+  const until = async (settled: () => boolean) => {
+    while (!settled()) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  const signedIn = async (email: string) => {
+    const browser = browserAt()
+    expect((await browser.signIn(email, PASSWORD)).status).toBe(303)
+    await browser.request('/admin/account')
+    return browser
+  }
+  const wrongCheck = (browser: HttpBrowser) =>
+    browser.post('/admin/account/password', {
+      current: 'not the password at all',
+      password: 'a brand new passphrase',
+      confirm: 'a brand new passphrase',
+    })
+
+  /** Sends `requests` while the slots are held, then an admin's sign-in; returns its answer once all are answered. */
+  const signInDuring = async (requests: (() => Promise<Response>)[]) => {
+    const admin = await buildDashboardUser(ctx.database.db, { role: 'global_admin' })
+    const adminBrowser = browserAt()
+    await adminBrowser.request('/admin/login')
+    // From an idle queue (an earlier sign-in's decoy hash may still run), so both slots are taken at once.
+    await until(() => hashingLoad().running + hashingLoad().waiting === 0)
+    const slots = holdSlots()
+    let answered = 0
+    const pending = requests.map((send) =>
+      send().then(async (res) => {
+        answered += 1
+        return { status: res.status, retryAfter: res.headers.get('retry-after') }
+      }),
+    )
+    // Every request has been answered or waits for a slot.
+    await until(() => answered + hashingLoad().waiting >= requests.length)
+    const waitingBefore = hashingLoad().waiting
+    let signInAnswered = false
+    let stillWaitingThen = 0
+    const signIn = adminBrowser
+      .post('/admin/login', { email: admin.email, password: PASSWORD })
+      .then((res) => {
+        signInAnswered = true
+        stillWaitingThen = hashingLoad().waiting
+        return res
+      })
+    await until(() => signInAnswered || hashingLoad().waiting > waitingBefore)
+    slots.release()
+    await slots.done
+    const [answers, signedIn] = await Promise.all([Promise.all(pending), signIn])
+    expect(hashingLoad()).toMatchObject({ running: 0, waiting: 0 })
+    return { answers, signedIn, waitingBefore, stillWaitingThen }
+  }
+
+  it("signs an admin in while one viewer sends 20 wrong current passwords at once, refusing the viewer's extra checks", async () => {
+    const viewer = await buildDashboardUser(ctx.database.db, { role: 'viewer' })
+    const browser = await signedIn(viewer.email)
+    const { answers, signedIn: admin } = await signInDuring(
+      Array.from({ length: 20 }, () => () => wrongCheck(browser)),
+    )
+    expect(admin.status).toBe(303)
+    // One check of this user at a time: the others were refused at once, or ended the guessing session.
+    for (const answer of answers) {
+      expect([303, 422, 503]).toContain(answer.status)
+      if (answer.status === 503) expect(Number(answer.retryAfter)).toBeGreaterThan(0)
+    }
+    expect(answers.filter((a) => a.status === 422).length).toBeLessThanOrEqual(
+      PASSWORD_HASHING.maxChecksPerUser,
+    )
+  }, 120_000)
+
+  it('signs an admin in while many signed-in users each send a wrong current password, without waiting for all of them', async () => {
+    const viewers = []
+    for (let i = 0; i < PASSWORD_HASHING.maxQueue + 2; i++) {
+      const user = await buildDashboardUser(ctx.database.db, { role: 'viewer' })
+      viewers.push(await signedIn(user.email))
+    }
+    const {
+      answers,
+      signedIn: admin,
+      stillWaitingThen,
+    } = await signInDuring(viewers.map((browser) => () => wrongCheck(browser)))
+    expect(admin.status).toBe(303)
+    // The sign-in took its turn at a slot while checks still waited behind it.
+    expect(stillWaitingThen).toBeGreaterThan(0)
+    // The checks' own line is bounded: beyond it, a check is told to come back.
+    expect(answers.filter((a) => a.status === 422)).toHaveLength(PASSWORD_HASHING.maxQueue)
+    expect(answers.filter((a) => a.status === 503)).toHaveLength(2)
+  }, 240_000)
 })

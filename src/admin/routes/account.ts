@@ -4,7 +4,7 @@ import type { Services } from '../../services/index.js'
 import { actorOf } from '../actor.js'
 import { url } from '../html.js'
 import { field, pathParam, redirectWithFlash, seeOther, signedIn } from '../requests.js'
-import { setSessionCookie } from '../security.js'
+import { clearSessionCookie, setSessionCookie } from '../security.js'
 import { accountPage, passwordResetPage, resetPasswordPage } from '../views/account.js'
 import { sendPage } from '../views/layout.js'
 
@@ -19,8 +19,28 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
     const password = field(request, 'password')
     const refuse = (problem: string) => sendPage(reply, accountPage({ session, problems: [problem] }), 422)
     if (password !== field(request, 'confirm')) return refuse('The two new passwords are not the same')
-    if (!(await services.users.checkPassword({ id: session.user.id }, field(request, 'current'))))
-      return refuse('The current password is not right')
+    const check = await services.sessions.checkCurrentPassword(session, field(request, 'current'), request.ip)
+    switch (check.status) {
+      case 'wrong':
+        return refuse('The current password is not right')
+      case 'busy':
+        reply.header('Retry-After', String(check.retryAfterSeconds))
+        return sendPage(
+          reply,
+          accountPage({
+            session,
+            problems: [
+              'Your current password is still being checked, or too many are right now. Please try again in a few seconds.',
+            ],
+          }),
+          503,
+        )
+      case 'signed_out':
+        clearSessionCookie(request, reply)
+        return seeOther(reply, url`/admin/login?notice=password-checks`)
+      case 'right':
+        break
+    }
     try {
       await services.users.setPassword({ id: session.user.id }, password, actorOf(request))
     } catch (error) {

@@ -13,6 +13,8 @@ import { sendPage } from '../views/layout.js'
 const NOTICES: Record<string, string> = {
   'setup-done': 'Your admin account is ready: sign in with it.',
   'signed-out': 'You have signed out.',
+  'password-checks':
+    'You were signed out after too many wrong current passwords. Sign in again to continue; if that was not you, change your password.',
 }
 
 /**
