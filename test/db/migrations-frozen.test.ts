@@ -22,6 +22,7 @@ const RELEASED: Record<string, string> = {
   '007-key-usage.ts': '01d9a10d7b082bbd492ec55888c48408626cc94ed21afdb8b2634591e58ba3c3',
   '008-submission-inbox.ts': '2249a4735ddca219f586a8935215eafb4f0ec75d0af1a650fbf7e44ff23f615b',
   '009-submission-json.ts': '354d70a1af64b183adb43e5daa76c7a8c751a1df1e9cb229b0d23f82dc84651d',
+  '010-scoped-content-versions.ts': 'a84fc8cb58cb00258362a1167f09847eb3f7df8ce228d85d40f9cc602290845d',
 }
 
 const migrationFiles = () => readdirSync(MIGRATIONS_DIR).filter((name) => /^\d{3}-.+\.ts$/.test(name))

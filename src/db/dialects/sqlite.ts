@@ -106,30 +106,76 @@ function keepingWriteStatements(sqlite: SqliteConnection): SqliteDatabase {
   }
 }
 
-const CONTENT_VERSION_OPERATIONS = ['insert', 'update', 'delete'] as const
+/** The triggers that keep content versions and form counts (migration 010), by name. */
+const VERSION_TRIGGER = /_(content_version|form_counts)$/
 
 /**
- * Runs a bulk write (an import) inside `trx` without SQLite's per-row content-version triggers,
- * moving the version once at the end instead: a million-row import would otherwise pay a million
- * extra updates. SQLite DDL is transactional and only one writer holds the database, so no other
- * write can happen while the triggers are lifted, and a rollback restores them. The triggers are
- * recreated exactly as migration 003 made them.
+ * Per-row triggers that only note which forms a bulk write touches, in a temporary table of this
+ * connection, so their versions and counts can be brought up to date once at the end.
+ */
+const TOUCHED_FORMS: Record<string, readonly string[]> = {
+  forms: [
+    'after insert on "forms" begin insert or ignore into "lectern_bulk_forms" values (new."id"); end',
+    'after delete on "forms" begin insert or ignore into "lectern_bulk_forms" values (old."id"); end',
+    `after update of "id" on "forms" begin
+      insert or ignore into "lectern_bulk_forms" values (old."id");
+      insert or ignore into "lectern_bulk_forms" values (new."id"); end`,
+  ],
+  submissions: [
+    'after insert on "submissions" begin insert or ignore into "lectern_bulk_forms" values (new."form_id"); end',
+    'after delete on "submissions" begin insert or ignore into "lectern_bulk_forms" values (old."form_id"); end',
+    `after update on "submissions" begin
+      insert or ignore into "lectern_bulk_forms" values (old."form_id");
+      insert or ignore into "lectern_bulk_forms" values (new."form_id"); end`,
+  ],
+}
+
+/**
+ * Runs a bulk write (an import) inside `trx` without SQLite's per-row content-version and
+ * form-count triggers, moving each kind's version once at the end instead, and for each form
+ * touched, its version once and its counts recounted: a million-row import would otherwise pay a
+ * million extra updates. The forms touched are noted by lighter temporary triggers. SQLite DDL is
+ * transactional and only one writer holds the database, so no other write can happen while the
+ * triggers are lifted, and a rollback restores them. They are recreated from their own stored text.
  */
 export async function withSqliteBulkContentWrites<T>(
   trx: Kysely<unknown>,
   tables: readonly string[],
   write: () => Promise<T>,
 ): Promise<T> {
-  for (const table of tables)
-    for (const operation of CONTENT_VERSION_OPERATIONS)
-      await sql`drop trigger if exists ${sql.id(`${table}_${operation}_content_version`)}`.execute(trx)
+  const { rows: triggers } = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master
+    where type = 'trigger' and tbl_name in (${sql.join(tables)}) order by name`.execute(trx)
+  const lifted = triggers.filter((trigger) => VERSION_TRIGGER.test(trigger.name))
+  for (const trigger of lifted) await sql`drop trigger ${sql.id(trigger.name)}`.execute(trx)
+  const tracked = tables.filter((table) => TOUCHED_FORMS[table] !== undefined)
+  const temporary: string[] = []
+  if (tracked.length > 0) {
+    await sql`create temp table if not exists "lectern_bulk_forms" ("form_id" text primary key)`.execute(trx)
+    await sql`delete from temp."lectern_bulk_forms"`.execute(trx)
+    for (const table of tracked)
+      for (const [i, body] of (TOUCHED_FORMS[table] ?? []).entries()) {
+        const name = `lectern_bulk_${table}_${i}`
+        // Constant text from the table above, never built from input.
+        await sql`create temp trigger ${sql.id(name)} ${sql.raw(body)}`.execute(trx)
+        temporary.push(name)
+      }
+  }
   const result = await write()
-  await sql`update content_version set version = version + 1 where id = 1`.execute(trx)
-  for (const table of tables)
-    for (const operation of CONTENT_VERSION_OPERATIONS)
-      await sql`create trigger ${sql.id(`${table}_${operation}_content_version`)}
-        after ${sql.raw(operation)} on ${sql.table(table)}
-        begin update content_version set version = version + 1 where id = 1; end`.execute(trx)
+  for (const kind of tables.filter((table) => table !== 'submissions'))
+    await sql`update content_versions set version = version + 1 where kind = ${kind}`.execute(trx)
+  if (tracked.length > 0) {
+    for (const name of temporary) await sql`drop trigger temp.${sql.id(name)}`.execute(trx)
+    await sql`insert into form_submission_counts (form_id, version, total, unread)
+      select touched.form_id, (select version from content_versions where kind = 'forms'),
+        (select count(*) from submissions where submissions.form_id = touched.form_id),
+        (select count(*) from submissions where submissions.form_id = touched.form_id and submissions.is_read = 0)
+      from temp.lectern_bulk_forms as touched where true
+      on conflict (form_id) do update
+      set version = form_submission_counts.version + 1, total = excluded.total, unread = excluded.unread`.execute(trx)
+    await sql`drop table temp."lectern_bulk_forms"`.execute(trx)
+  }
+  // The stored text of each trigger, as its migration created it.
+  for (const trigger of lifted) await sql.raw(trigger.sql).execute(trx)
   return result
 }
 
