@@ -110,17 +110,25 @@ function keepingWriteStatements(sqlite: SqliteConnection): SqliteDatabase {
 const VERSION_TRIGGER = /_(content_version|form_counts)$/
 
 /**
- * Per-row triggers that only note which forms a bulk write touches, in a temporary table of this
- * connection, so their versions and counts can be brought up to date once at the end.
+ * Per-row triggers that only note what a bulk write touches, in temporary tables of this
+ * connection: which kinds it wrote and which forms' submissions, so that exactly their versions
+ * (and those forms' counts) are brought up to date once at the end.
  */
-const TOUCHED_FORMS: Record<string, readonly string[]> = {
+const noteKind = (table: string) =>
+  ['insert', 'update', 'delete'].map(
+    (operation) => `after ${operation} on "${table}" begin insert or ignore into "lectern_bulk_kinds" values ('${table}'); end`,
+  )
+const TOUCHED: Record<string, readonly string[]> = {
   forms: [
+    ...noteKind('forms'),
     'after insert on "forms" begin insert or ignore into "lectern_bulk_forms" values (new."id"); end',
     'after delete on "forms" begin insert or ignore into "lectern_bulk_forms" values (old."id"); end',
     `after update of "id" on "forms" begin
       insert or ignore into "lectern_bulk_forms" values (old."id");
       insert or ignore into "lectern_bulk_forms" values (new."id"); end`,
   ],
+  pages: noteKind('pages'),
+  redirects: noteKind('redirects'),
   submissions: [
     'after insert on "submissions" begin insert or ignore into "lectern_bulk_forms" values (new."form_id"); end',
     'after delete on "submissions" begin insert or ignore into "lectern_bulk_forms" values (old."form_id"); end',
@@ -132,9 +140,10 @@ const TOUCHED_FORMS: Record<string, readonly string[]> = {
 
 /**
  * Runs a bulk write (an import) inside `trx` without SQLite's per-row content-version and
- * form-count triggers, moving each kind's version once at the end instead, and for each form
- * touched, its version once and its counts recounted: a million-row import would otherwise pay a
- * million extra updates. The forms touched are noted by lighter temporary triggers. SQLite DDL is
+ * form-count triggers, moving the version of each kind it wrote once at the end instead, and for
+ * each form whose submissions it touched, its version once and its counts recounted: a million-row
+ * import would otherwise pay a million extra updates. What it touches is noted by lighter
+ * temporary triggers (see {@link TOUCHED}). SQLite DDL is
  * transactional and only one writer holds the database, so no other write can happen while the
  * triggers are lifted, and a rollback restores them. They are recreated from their own stored text.
  */
@@ -147,33 +156,33 @@ export async function withSqliteBulkContentWrites<T>(
     where type = 'trigger' and tbl_name in (${sql.join(tables)}) order by name`.execute(trx)
   const lifted = triggers.filter((trigger) => VERSION_TRIGGER.test(trigger.name))
   for (const trigger of lifted) await sql`drop trigger ${sql.id(trigger.name)}`.execute(trx)
-  const tracked = tables.filter((table) => TOUCHED_FORMS[table] !== undefined)
+  const tracked = tables.filter((table) => TOUCHED[table] !== undefined)
   const temporary: string[] = []
-  if (tracked.length > 0) {
-    await sql`create temp table if not exists "lectern_bulk_forms" ("form_id" text primary key)`.execute(trx)
-    await sql`delete from temp."lectern_bulk_forms"`.execute(trx)
-    for (const table of tracked)
-      for (const [i, body] of (TOUCHED_FORMS[table] ?? []).entries()) {
-        const name = `lectern_bulk_${table}_${i}`
-        // Constant text from the table above, never built from input.
-        await sql`create temp trigger ${sql.id(name)} ${sql.raw(body)}`.execute(trx)
-        temporary.push(name)
-      }
+  for (const table of ['lectern_bulk_kinds', 'lectern_bulk_forms']) {
+    // Constant names, never built from input.
+    await sql`create temp table if not exists ${sql.id(table)} ("id" text primary key)`.execute(trx)
+    await sql`delete from temp.${sql.id(table)}`.execute(trx)
   }
+  for (const table of tracked)
+    for (const [i, body] of (TOUCHED[table] ?? []).entries()) {
+      const name = `lectern_bulk_${table}_${i}`
+      // Constant text from the table above, never built from input.
+      await sql`create temp trigger ${sql.id(name)} ${sql.raw(body)}`.execute(trx)
+      temporary.push(name)
+    }
   const result = await write()
-  for (const kind of tables.filter((table) => table !== 'submissions'))
-    await sql`update content_versions set version = version + 1 where kind = ${kind}`.execute(trx)
-  if (tracked.length > 0) {
-    for (const name of temporary) await sql`drop trigger temp.${sql.id(name)}`.execute(trx)
-    await sql`insert into form_submission_counts (form_id, version, total, unread)
-      select touched.form_id, (select version from content_versions where kind = 'forms'),
-        (select count(*) from submissions where submissions.form_id = touched.form_id),
-        (select count(*) from submissions where submissions.form_id = touched.form_id and submissions.is_read = 0)
-      from temp.lectern_bulk_forms as touched where true
-      on conflict (form_id) do update
-      set version = form_submission_counts.version + 1, total = excluded.total, unread = excluded.unread`.execute(trx)
-    await sql`drop table temp."lectern_bulk_forms"`.execute(trx)
-  }
+  for (const name of temporary) await sql`drop trigger temp.${sql.id(name)}`.execute(trx)
+  await sql`update content_versions set version = version + 1
+    where kind in (select id from temp.lectern_bulk_kinds)`.execute(trx)
+  await sql`insert into form_submission_counts (form_id, version, total, unread)
+    select touched.id, (select version from content_versions where kind = 'forms'),
+      (select count(*) from submissions where submissions.form_id = touched.id),
+      (select count(*) from submissions where submissions.form_id = touched.id and submissions.is_read = 0)
+    from temp.lectern_bulk_forms as touched where true
+    on conflict (form_id) do update
+    set version = form_submission_counts.version + 1, total = excluded.total, unread = excluded.unread`.execute(trx)
+  for (const table of ['lectern_bulk_kinds', 'lectern_bulk_forms'])
+    await sql`drop table temp.${sql.id(table)}`.execute(trx)
   // The stored text of each trigger, as its migration created it.
   for (const trigger of lifted) await sql.raw(trigger.sql).execute(trx)
   return result
