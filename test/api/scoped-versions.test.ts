@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
+import type { Database } from '../../src/db/tables.js'
 import { createServices, type Services } from '../../src/services/index.js'
 import { runCli } from '../cli/run-cli.js'
 import { type Instance, startInstance } from '../cluster/support.js'
@@ -179,4 +180,116 @@ describe('versions per kind and per form', () => {
       (_name, body) => expect(JSON.parse(body).meta.total).toBe(4),
     )
   })
+  it("keeps every form's total and unread count equal to COUNT(*) through random concurrent writes from two handles and CLI imports", async () => {
+    const forms = ['form_a', 'form_b', 'form_c']
+    await buildForm(database.db, { id: 'form_c' })
+    const second = openDatabase(testDatabase.url)
+    let seed = 27
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648
+      return seed % n
+    }
+    const pick = <T>(items: readonly T[]): T => items[random(items.length)] as T
+    const someId = async (db: Kysely<Database>, formId: string) =>
+      (
+        await db
+          .selectFrom('submissions')
+          .select('id')
+          .where('form_id', '=', formId)
+          .orderBy('id')
+          .limit(1)
+          .offset(random(5))
+          .executeTakeFirst()
+      )?.id ?? ''
+    // Single statements only: on SQLite two handles of one process must not hold a transaction across a wait.
+    const writes = async (db: Kysely<Database>, count: number) => {
+      for (let i = 0; i < count; i++) {
+        const formId = pick(forms)
+        const operation = random(6)
+        if (operation === 0) await buildSubmission(db, { formId, isRead: random(2) === 0 })
+        else if (operation === 1) {
+          await db
+            .updateTable('submissions')
+            .set({ is_read: random(2) === 0 ? 0 : 1 })
+            .where('id', '=', await someId(db, formId))
+            .execute()
+        } else if (operation === 2) {
+          // Many rows of one form in one statement, read ones and unread ones alike.
+          await db
+            .updateTable('submissions')
+            .set({ is_read: sql<0 | 1>`1 - is_read` })
+            .where('form_id', '=', formId)
+            .where('id', '<', await someId(db, formId))
+            .execute()
+        } else if (operation === 3) {
+          await db
+            .deleteFrom('submissions')
+            .where('id', '=', await someId(db, formId))
+            .execute()
+        } else if (operation === 4) {
+          // A submission moved to another form leaves one count and joins another.
+          await db
+            .updateTable('submissions')
+            .set({ form_id: pick(forms) })
+            .where('id', '=', await someId(db, formId))
+            .execute()
+        } else {
+          await db
+            .updateTable('submissions')
+            .set({ notes: `note ${i}` })
+            .where('form_id', '=', formId)
+            .execute()
+        }
+      }
+    }
+    const imports = async () => {
+      for (let round = 0; round < 3; round++) {
+        const file = join(dir, `concurrent-${round}.json`)
+        const submissions = Array.from({ length: 30 }, (_, i) => ({
+          formId: forms[i % forms.length],
+          isRead: i % 3 === 0,
+          data: { round, i },
+        }))
+        writeFileSync(file, JSON.stringify({ submissions }))
+        expect((await runCli(['import', file], { databaseUrl: testDatabase.url })).stderr).toBe('')
+      }
+    }
+    try {
+      await Promise.all([writes(database.db, 150), writes(second.db, 150), imports()])
+    } finally {
+      await second.close()
+    }
+    for (const formId of forms) {
+      const counted = await database.db
+        .selectFrom('submissions')
+        .select((eb) => [
+          eb.fn.countAll<number | string>().as('total'),
+          eb.fn.sum<number | string | null>(sql`case when is_read = 0 then 1 else 0 end`).as('unread'),
+        ])
+        .where('form_id', '=', formId)
+        .executeTakeFirstOrThrow()
+      const exact = { total: Number(counted.total), unread: Number(counted.unread ?? 0) }
+      const kept = await database.db
+        .selectFrom('form_submission_counts')
+        .select(['total', 'unread'])
+        .where('form_id', '=', formId)
+        .executeTakeFirstOrThrow()
+      expect({ total: Number(kept.total), unread: Number(kept.unread) }, formId).toEqual(exact)
+      const listed = await services.lists.forms({
+        search: '',
+        filter: 'all',
+        sort: 'newest',
+        size: 100,
+        page: 1,
+      })
+      expect(listed.items.find((item) => item.id === formId)).toMatchObject({
+        submissionCount: exact.total,
+        unreadCount: exact.unread,
+      })
+      for (const instance of [a, b]) {
+        const page = JSON.parse((await ask(instance, `/forms/${formId}/submissions`)).body)
+        expect(page.meta.total, `${formId} on ${instance.url}`).toBe(exact.total)
+      }
+    }
+  }, 120_000)
 })
