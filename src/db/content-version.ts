@@ -13,7 +13,11 @@ export type { ContentKind }
 
 /** The current version of one kind of content. */
 export async function readKindVersion(db: Kysely<Database>, kind: ContentKind): Promise<number> {
-  const row = await db.selectFrom('content_versions').select('version').where('kind', '=', kind).executeTakeFirst()
+  const row = await db
+    .selectFrom('content_versions')
+    .select('version')
+    .where('kind', '=', kind)
+    .executeTakeFirst()
   return Number(row?.version ?? 0)
 }
 
@@ -55,7 +59,9 @@ const ABSENT: FormState = Object.freeze({ exists: false, version: 0, total: 0, u
 
 /** A `form_submission_counts` row (joined to its form's id, null when deleted) as a `FormState`. */
 export function formState(
-  row: { version: number | string; total: number | string; unread: number | string; present: string | null } | undefined,
+  row:
+    | { version: number | string; total: number | string; unread: number | string; present: string | null }
+    | undefined,
 ): FormState {
   if (row === undefined) return ABSENT
   return {

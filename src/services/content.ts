@@ -43,7 +43,11 @@ export function createContentService(database: DatabaseHandle) {
      * The same page as `listSubmissionsForForm` with its items as JSON text, as the API writes
      * them; a form that does not exist is a `NotFoundError`.
      */
-    async listSubmissionsJsonForForm(formId: string, options: ListOptions, state?: FormState): Promise<JsonPage> {
+    async listSubmissionsJsonForForm(
+      formId: string,
+      options: ListOptions,
+      state?: FormState,
+    ): Promise<JsonPage> {
       return repository.listSubmissionsJsonForForm(formId, options, state ?? (await formState(formId)))
     },
 

@@ -89,12 +89,16 @@ export function createInboxService(db: Kysely<Database>) {
     const state = (await readFormStates(db, [view.formId])).get(view.formId)
     if (view.search === '' && view.filter === 'all') return state?.total ?? 0
     if (view.search === '' && view.filter === 'unread') return state?.unread ?? 0
-    return totals.get(JSON.stringify([view.formId, view.filter, view.search]), state?.version ?? 0, async () => {
-      const { total } = await scoped(db.selectFrom('submissions'), view)
-        .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
-        .executeTakeFirstOrThrow()
-      return Number(total)
-    })
+    return totals.get(
+      JSON.stringify([view.formId, view.filter, view.search]),
+      state?.version ?? 0,
+      async () => {
+        const { total } = await scoped(db.selectFrom('submissions'), view)
+          .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
+          .executeTakeFirstOrThrow()
+        return Number(total)
+      },
+    )
   }
 
   /** The selected ids that are submissions of the form (others are left alone, silently). */

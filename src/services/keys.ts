@@ -1,7 +1,7 @@
 import { hash, timingSafeEqual } from 'node:crypto'
 import type { DatabaseHandle } from '../db/database.js'
-import type { ContentKind } from '../db/tables.js'
 import { param } from '../db/prepared.js'
+import type { ContentKind } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { isSafeId, newId, randomBase62 } from '../ids.js'
 import { characterProblem, FIELD_LIMITS } from '../limits.js'

@@ -125,7 +125,11 @@ describe('cached responses and entity tags', () => {
       .where('kind', '=', 'forms')
       .executeTakeFirstOrThrow()
     await ctx.database.db.updateTable('forms').set({ title }).where('id', '=', id).execute()
-    await ctx.database.db.updateTable('content_versions').set({ version }).where('kind', '=', 'forms').execute()
+    await ctx.database.db
+      .updateTable('content_versions')
+      .set({ version })
+      .where('kind', '=', 'forms')
+      .execute()
   }
   const titleOf = async (url: string, id: string) =>
     (await get(url)).json().data.find((form: { id: string }) => form.id === id)?.title

@@ -116,7 +116,8 @@ const VERSION_TRIGGER = /_(content_version|form_counts)$/
  */
 const noteKind = (table: string) =>
   ['insert', 'update', 'delete'].map(
-    (operation) => `after ${operation} on "${table}" begin insert or ignore into "lectern_bulk_kinds" values ('${table}'); end`,
+    (operation) =>
+      `after ${operation} on "${table}" begin insert or ignore into "lectern_bulk_kinds" values ('${table}'); end`,
   )
 const TOUCHED: Record<string, readonly string[]> = {
   forms: [
@@ -180,7 +181,9 @@ export async function withSqliteBulkContentWrites<T>(
       (select count(*) from submissions where submissions.form_id = touched.id and submissions.is_read = 0)
     from temp.lectern_bulk_forms as touched where true
     on conflict (form_id) do update
-    set version = form_submission_counts.version + 1, total = excluded.total, unread = excluded.unread`.execute(trx)
+    set version = form_submission_counts.version + 1, total = excluded.total, unread = excluded.unread`.execute(
+    trx,
+  )
   for (const table of ['lectern_bulk_kinds', 'lectern_bulk_forms'])
     await sql`drop table temp.${sql.id(table)}`.execute(trx)
   // The stored text of each trigger, as its migration created it.

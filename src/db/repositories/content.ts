@@ -291,7 +291,13 @@ export function createContentRepository(handle: DatabaseHandle) {
   const submissionsPage = async (formId: string, options: ListOptions, state: FormState) => {
     const offset = offsetOf(options)
     if (offset >= state.total) return []
-    return submissions.page(`submissions:${formId}`, { value: formId }, offset, options.pageSize, state.version)
+    return submissions.page(
+      `submissions:${formId}`,
+      { value: formId },
+      offset,
+      options.pageSize,
+      state.version,
+    )
   }
 
   const each =
