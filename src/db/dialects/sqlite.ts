@@ -114,28 +114,29 @@ const VERSION_TRIGGER = /_(content_version|form_counts)$/
  * connection: which kinds it wrote and which forms' submissions, so that exactly their versions
  * (and those forms' counts) are brought up to date once at the end.
  */
+// Written without a conflict clause: inside a trigger, the conflict handling of the statement that
+// fired it (an upsert's, say) would replace an `or ignore`.
+const note = (table: string, value: string) =>
+  `insert into "${table}" select ${value} where not exists (select 1 from "${table}" where "id" = ${value});`
 const noteKind = (table: string) =>
   ['insert', 'update', 'delete'].map(
-    (operation) =>
-      `after ${operation} on "${table}" begin insert or ignore into "lectern_bulk_kinds" values ('${table}'); end`,
+    (operation) => `after ${operation} on "${table}" begin ${note('lectern_bulk_kinds', `'${table}'`)} end`,
   )
 const TOUCHED: Record<string, readonly string[]> = {
   forms: [
     ...noteKind('forms'),
-    'after insert on "forms" begin insert or ignore into "lectern_bulk_forms" values (new."id"); end',
-    'after delete on "forms" begin insert or ignore into "lectern_bulk_forms" values (old."id"); end',
+    `after insert on "forms" begin ${note('lectern_bulk_forms', 'new."id"')} end`,
+    `after delete on "forms" begin ${note('lectern_bulk_forms', 'old."id"')} end`,
     `after update of "id" on "forms" begin
-      insert or ignore into "lectern_bulk_forms" values (old."id");
-      insert or ignore into "lectern_bulk_forms" values (new."id"); end`,
+      ${note('lectern_bulk_forms', 'old."id"')} ${note('lectern_bulk_forms', 'new."id"')} end`,
   ],
   pages: noteKind('pages'),
   redirects: noteKind('redirects'),
   submissions: [
-    'after insert on "submissions" begin insert or ignore into "lectern_bulk_forms" values (new."form_id"); end',
-    'after delete on "submissions" begin insert or ignore into "lectern_bulk_forms" values (old."form_id"); end',
+    `after insert on "submissions" begin ${note('lectern_bulk_forms', 'new."form_id"')} end`,
+    `after delete on "submissions" begin ${note('lectern_bulk_forms', 'old."form_id"')} end`,
     `after update on "submissions" begin
-      insert or ignore into "lectern_bulk_forms" values (old."form_id");
-      insert or ignore into "lectern_bulk_forms" values (new."form_id"); end`,
+      ${note('lectern_bulk_forms', 'old."form_id"')} ${note('lectern_bulk_forms', 'new."form_id"')} end`,
   ],
 }
 
