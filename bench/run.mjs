@@ -28,6 +28,7 @@ import { buildFingerprint, ensureSqliteDatabase, importMeasured } from './lib/im
 import {
   createApiKey,
   fetchRaw,
+  lecternHome,
   ROOT,
   startLectern,
   useBuildSnapshot,
@@ -174,14 +175,17 @@ async function main() {
   const measureMain = async (sqlite, sqliteKey, pg) => {
     for (const scenario of mainScenarios) {
       await attempt(`sqlite ${scenario.id}`, async () =>
-        measure('sqlite', mainLabel, scenario, await sqlite.current(), sqliteKey),
+        measure('sqlite', mainLabel, scenario, await sqlite.current(), sqliteKey, primary.database.url),
       )
-      await attempt(`bare ${scenario.id}`, () =>
-        measureBare(mainLabel, scenario, sqliteFixtures.get(scenario.id)),
-      )
+      // Reads under writes compare Lectern with itself without writes; the bare server has no data.
+      if (scenario.writes === undefined) {
+        await attempt(`bare ${scenario.id}`, () =>
+          measureBare(mainLabel, scenario, sqliteFixtures.get(scenario.id)),
+        )
+      }
       if (pg) {
         await attempt(`postgres ${scenario.id}`, async () =>
-          measure('postgres', mainLabel, scenario, await pg.current(), postgres.key),
+          measure('postgres', mainLabel, scenario, await pg.current(), postgres.key, postgres.url),
         )
       }
     }
@@ -256,7 +260,45 @@ async function main() {
 }
 
 function selected(scenario) {
-  return config.scenarios === null || config.scenarios.includes(scenario.id)
+  return (
+    config.scenarios === null ||
+    config.scenarios.includes(scenario.id) ||
+    (scenario.group !== undefined && config.scenarios.includes(scenario.group))
+  )
+}
+
+/**
+ * "Reads under writes": page 1 of the big form, and the redirects list, each read with no writes
+ * and then while a second process marks submissions of the big form read and unread at 5 and at
+ * 50 writes/s, one run right after the other so the ratios compare runs seconds apart.
+ */
+function readsUnderWrites(description) {
+  const writeRates = [5, 50]
+  const targets = [
+    {
+      name: 'submissions',
+      label: `page 1 (20) of the ${sizeLabel(description.bigFormSubmissions)} form`,
+      path: `/api/v1/forms/${description.bigFormId}/submissions?page=1&pageSize=20`,
+      total: description.bigFormSubmissions,
+    },
+    {
+      name: 'redirects',
+      label: 'redirects page 1 (20)',
+      path: '/api/v1/page-builder/redirects?page=1&pageSize=20',
+      total: description.counts.redirects,
+    },
+  ]
+  return targets.flatMap((target) =>
+    [0, ...writeRates].map((writes) => ({
+      id: `rw-${target.name}-${writes}`,
+      group: 'reads-under-writes',
+      title: `Reads under writes: ${target.label}, ${writes} writes/s to the big form`,
+      path: target.path,
+      total: target.total,
+      writes,
+      writeFormId: description.bigFormId,
+    })),
+  )
 }
 
 /** The scenarios measured on a dataset; the smaller datasets only get the hot list and random pages. */
@@ -344,7 +386,7 @@ function scenariosFor(description, { main }) {
       connections: 1,
     },
   ]
-  if (main) return all
+  if (main) return [...all, ...readsUnderWrites(description)]
   return all.filter((s) => s.id === 'hot-submissions' || s.id === 'random-page' || s.id === 'random-page-100')
 }
 
@@ -421,8 +463,47 @@ async function withLectern(databaseUrl, options, work) {
   }
 }
 
+/**
+ * Starts the process that writes to `formId` of `databaseUrl` at `rate` writes/s; resolves once it
+ * writes. `stop()` ends it and resolves to the writes it made per second.
+ */
+async function startWriter(databaseUrl, formId, rate) {
+  const child = spawn(
+    process.execPath,
+    [
+      join(ROOT, 'bench', 'lib', 'writer.mjs'),
+      JSON.stringify({ home: lecternHome(), databaseUrl, formId, rate }),
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+  const kill = () => stopProcess(child)
+  cleanups.add(kill)
+  let stdout = ''
+  let stderr = ''
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk.toString('utf8')
+  })
+  const closed = new Promise((resolve) => child.on('close', resolve))
+  await new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk.toString('utf8')
+      if (stdout.includes('READY\n')) resolve()
+    })
+    closed.then((code) => reject(new Error(`writer exited (${code}): ${stderr.slice(0, 500)}`)))
+  })
+  return {
+    async stop() {
+      child.kill('SIGTERM')
+      await closed
+      cleanups.delete(kill)
+      const match = /WROTE (\d+) ([\d.]+)/.exec(stdout)
+      return match ? Number(match[1]) / Number(match[2]) : null
+    },
+  }
+}
+
 /** One load run against a server whose memory is sampled while it is measured (not while warming up). */
-async function measure(server, dataset, scenario, target, key) {
+async function measure(server, dataset, scenario, target, key, databaseUrl) {
   const connections = scenario.connections ?? config.connections
   log(`${server.padEnd(8)} ${dataset.padEnd(4)} ${scenario.id}`)
   const load = {
@@ -440,12 +521,20 @@ async function measure(server, dataset, scenario, target, key) {
   const loadBefore = loadavg()[0]
   let sampler = null
   let cpuBefore = null
-  const result = await runLoad(load, () => {
-    // A peer's process (Directus) is not ours to sample.
-    if (target.pid === null) return
-    sampler = sampleMemory(target.pid)
-    cpuBefore = cpuSnapshot(target.pid)
-  })
+  const writer =
+    scenario.writes > 0 ? await startWriter(databaseUrl, scenario.writeFormId, scenario.writes) : null
+  let result
+  let writesPerSec = null
+  try {
+    result = await runLoad(load, () => {
+      // A peer's process (Directus) is not ours to sample.
+      if (target.pid === null) return
+      sampler = sampleMemory(target.pid)
+      cpuBefore = cpuSnapshot(target.pid)
+    })
+  } finally {
+    if (writer) writesPerSec = await writer.stop()
+  }
   const memory = sampler ? sampler.stop() : null
   const cpu = cpuBefore ? cpuSince(cpuBefore, target.pid, result.cpuMs) : null
   failIfExited(target)
@@ -464,10 +553,17 @@ async function measure(server, dataset, scenario, target, key) {
     hwmKb: memory?.hwmKb ?? null,
     serverCpu: cpu?.server ?? null,
     otherCpu: cpu?.other ?? null,
+    // The server's own CPU time per 1,000 answers: steadier than req/s on a shared machine.
+    serverCpuMsPer1k: cpu && result.requests > 0 ? Math.round((cpu.serverMs / result.requests) * 1000) : null,
+    ...(scenario.writes !== undefined
+      ? { writesPerSec: writesPerSec === null ? 0 : Math.round(writesPerSec * 10) / 10 }
+      : {}),
   }
   log(
     `         ${Math.round(entry.reqPerSec)} req/s, p50 ${entry.latencyMs.p50} ms, p99 ${entry.latencyMs.p99} ms` +
-      `, RSS ${Math.round((entry.peakRssKb ?? 0) / 1024)} MB${entry.non2xx + entry.errors > 0 ? `, ${entry.non2xx} non-2xx, ${entry.errors} errors` : ''}`,
+      `, RSS ${Math.round((entry.peakRssKb ?? 0) / 1024)} MB` +
+      `${entry.serverCpuMsPer1k === null ? '' : `, server CPU ${entry.serverCpuMsPer1k} ms/1k req`}` +
+      `${entry.writesPerSec === undefined ? '' : `, ${entry.writesPerSec} writes/s`}${entry.non2xx + entry.errors > 0 ? `, ${entry.non2xx} non-2xx, ${entry.errors} errors` : ''}`,
   )
   return entry
 }
@@ -550,7 +646,7 @@ function cpuSince(before, pid, loadGeneratorMs) {
   const otherMs =
     after.machineMs - before.machineMs - serverMs - (loadGeneratorMs ?? 0) - (after.selfMs - before.selfMs)
   const round = (v) => Math.round(v * 100) / 100
-  return { server: round(serverMs / elapsedMs), other: round(Math.max(0, otherMs) / elapsedMs) }
+  return { server: round(serverMs / elapsedMs), other: round(Math.max(0, otherMs) / elapsedMs), serverMs }
 }
 
 /** Runs the load generator pinned to its core; `onMeasuring` fires when its warm-up is over. */

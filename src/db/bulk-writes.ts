@@ -41,7 +41,7 @@ export interface BulkWriteOptions {
 }
 
 /**
- * Runs a bulk write (an import) inside `transaction` so that the content version moves once rather
+ * Runs a bulk write (an import) inside `transaction` so that each content version moves once rather
  * than once per row. PostgreSQL's triggers already fire once per statement; SQLite's row triggers
  * are lifted for the write (see `dialects/sqlite.ts`), and its page cache is sized for the write
  * meanwhile (see {@link BulkWriteOptions}).

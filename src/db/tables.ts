@@ -103,10 +103,25 @@ export interface ApiKeysTable {
   expiry_recorded_at: string | null
 }
 
-/** One row (id 1) whose `version` moves forward on every content change (see migration 003). */
-export interface ContentVersionTable {
-  id: number
-  version: number
+/** A kind of content whose version `content_versions` keeps (migration 010). */
+export type ContentKind = 'forms' | 'pages' | 'redirects'
+
+/** One row per kind whose `version` moves forward on every write to that kind's table (migration 010). */
+export interface ContentVersionsTable {
+  kind: ContentKind
+  version: number | string
+}
+
+/**
+ * One row per form (kept after the form is deleted): the version of its submissions, moved on every
+ * write to them and when the form is created or deleted, and their total and unread count, kept
+ * exact by the same triggers (migration 010).
+ */
+export interface FormSubmissionCountsTable {
+  form_id: string
+  version: number | string
+  total: number | string
+  unread: number | string
 }
 
 /** A dashboard session; the cookie holds a token whose SHA-256 is `id`. */
@@ -185,7 +200,8 @@ export interface Database {
   login_attempts: LoginAttemptsTable
   password_checks: PasswordChecksTable
   locks: LocksTable
-  content_version: ContentVersionTable
+  content_versions: ContentVersionsTable
+  form_submission_counts: FormSubmissionCountsTable
   audit_log: AuditLogTable
   key_usage_hourly: KeyUsageHourlyTable
 }

@@ -1,28 +1,42 @@
+import type { FormState } from '../db/content-version.js'
 import type { DatabaseHandle } from '../db/database.js'
 import { createContentRepository, type JsonPage } from '../db/repositories/content.js'
 import { NotFoundError } from '../errors.js'
 import type { Form, ListOptions, Page, PageOf, Redirect, Submission } from '../schemas.js'
+import { sharedFreshLookups } from './fresh-lookups.js'
 
 /**
- * The read side of the four resources, as the API lists them. `version` is the content version the
- * caller read in the same round trip as its key check; with it, totals and deep-page positions are
- * reused while the content is unchanged.
+ * The read side of the four resources, as the API lists them. `version` is the version of the
+ * list's kind the caller read in the same round trip as its key check; with it, totals and
+ * deep-page positions are reused while that kind is unchanged. A form's submissions are read with
+ * the form's own state (`formState`).
  */
 export function createContentService(database: DatabaseHandle) {
   const repository = createContentRepository(database)
+  // Requests for one form in the same turn of the event loop share the next read of its state,
+  // never one that started before they arrived (see `sharedFreshLookups`).
+  const freshFormState = sharedFreshLookups((id: string) => repository.formState(id))
+
+  /** The state of form `formId` read after this call; a form that does not exist is a `NotFoundError`. */
+  const formState = async (formId: string): Promise<FormState> => {
+    const state = await freshFormState(formId)
+    if (!state.exists) throw new NotFoundError(`Form '${formId}' not found`)
+    return state
+  }
+
   return {
     listForms: (options: ListOptions & { active?: boolean }, version?: number): Promise<PageOf<Form>> =>
       repository.listForms(options, version),
+
+    formState,
 
     /** Submissions of one form, newest first; a form that does not exist is a `NotFoundError`. */
     async listSubmissionsForForm(
       formId: string,
       options: ListOptions,
-      version?: number,
+      state?: FormState,
     ): Promise<PageOf<Submission>> {
-      if (!(await repository.formExists(formId, version)))
-        throw new NotFoundError(`Form '${formId}' not found`)
-      return repository.listSubmissionsForForm(formId, options, version)
+      return repository.listSubmissionsForForm(formId, options, state ?? (await formState(formId)))
     },
 
     /**
@@ -32,11 +46,9 @@ export function createContentService(database: DatabaseHandle) {
     async listSubmissionsJsonForForm(
       formId: string,
       options: ListOptions,
-      version?: number,
+      state?: FormState,
     ): Promise<JsonPage> {
-      if (!(await repository.formExists(formId, version)))
-        throw new NotFoundError(`Form '${formId}' not found`)
-      return repository.listSubmissionsJsonForForm(formId, options, version)
+      return repository.listSubmissionsJsonForForm(formId, options, state ?? (await formState(formId)))
     },
 
     listPages: (options: ListOptions & { published?: boolean }, version?: number): Promise<PageOf<Page>> =>

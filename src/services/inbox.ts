@@ -1,5 +1,5 @@
 import { type ExpressionBuilder, type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
-import { createContentCache } from '../db/content-version.js'
+import { createContentCache, readFormStates } from '../db/content-version.js'
 import { presentSubmission } from '../db/repositories/content.js'
 import { type Database, SUBMISSION_COLUMNS, type SubmissionsTable } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
@@ -81,17 +81,25 @@ export function createInboxService(db: Kysely<Database>) {
     return query.orderBy('submissions.created_at', direction).orderBy('submissions.id', direction)
   }
 
-  // Counting a form of a million submissions reads a million index entries: kept per content version.
-  const totals = createContentCache<number>(db)
-  const busiest = createContentCache<{ formId: string; title: string; unread: number }[]>(db, 10)
+  // A view's total: "all" and "unread" without a search are the counts the database keeps per form
+  // (migration 010); any other view is counted once per version of the form's submissions.
+  const totals = createContentCache<number>()
 
-  const countView = async (view: InboxQuery): Promise<number> =>
-    totals.get(JSON.stringify([view.formId, view.filter, view.search]), await totals.version(), async () => {
-      const { total } = await scoped(db.selectFrom('submissions'), view)
-        .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
-        .executeTakeFirstOrThrow()
-      return Number(total)
-    })
+  const countView = async (view: InboxQuery): Promise<number> => {
+    const state = (await readFormStates(db, [view.formId])).get(view.formId)
+    if (view.search === '' && view.filter === 'all') return state?.total ?? 0
+    if (view.search === '' && view.filter === 'unread') return state?.unread ?? 0
+    return totals.get(
+      JSON.stringify([view.formId, view.filter, view.search]),
+      state?.version ?? 0,
+      async () => {
+        const { total } = await scoped(db.selectFrom('submissions'), view)
+          .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
+          .executeTakeFirstOrThrow()
+        return Number(total)
+      },
+    )
+  }
 
   /** The selected ids that are submissions of the form (others are left alone, silently). */
   const selected = async (trx: Kysely<Database>, formId: string, ids: readonly string[]) => {
@@ -210,59 +218,34 @@ export function createInboxService(db: Kysely<Database>) {
 
     /** Unread submissions per form, for the given forms (forms with none are absent). */
     async unreadCounts(formIds: readonly string[]): Promise<Map<string, number>> {
-      if (formIds.length === 0) return new Map()
-      const rows = await db
-        .selectFrom('submissions')
-        .select((eb) => ['form_id', eb.fn.countAll<number | string | bigint>().as('n')])
-        .where('is_read', '=', 0)
-        .where('form_id', 'in', [...formIds])
-        .groupBy('form_id')
-        .execute()
-      return new Map(rows.map((row) => [row.form_id, Number(row.n)]))
+      const states = await readFormStates(db, formIds)
+      return new Map(
+        [...states].filter(([, state]) => state.unread > 0).map(([id, state]) => [id, state.unread]),
+      )
     },
 
     /** The forms with the most unread submissions, most first, with their titles (the overview's list). */
     async busiestUnread(limit: number): Promise<{ formId: string; title: string; unread: number }[]> {
-      return busiest.get(String(limit), await busiest.version(), async () => {
-        // Grouped over the partial index of unread submissions alone; the titles are read after.
-        const counts = await db
-          .selectFrom('submissions')
-          .select((eb) => ['submissions.form_id', eb.fn.countAll<number | string | bigint>().as('n')])
-          .where('submissions.is_read', '=', 0)
-          .groupBy('submissions.form_id')
-          .orderBy('n', 'desc')
-          .orderBy('submissions.form_id')
-          .limit(limit)
-          .execute()
-        if (counts.length === 0) return []
-        const forms = await db
-          .selectFrom('forms')
-          .select(['id', 'title'])
-          .where(
-            'id',
-            'in',
-            counts.map((row) => row.form_id),
-          )
-          .execute()
-        const titles = new Map(forms.map((form) => [form.id, form.title]))
-        return counts.map((row) => ({
-          formId: row.form_id,
-          title: titles.get(row.form_id) ?? row.form_id,
-          unread: Number(row.n),
-        }))
-      })
+      // From the counts the database keeps per form, with the titles of the forms that still exist.
+      const rows = await db
+        .selectFrom('form_submission_counts')
+        .innerJoin('forms', 'forms.id', 'form_submission_counts.form_id')
+        .select(['form_submission_counts.form_id', 'form_submission_counts.unread', 'forms.title'])
+        .where('form_submission_counts.unread', '>', 0)
+        .orderBy('form_submission_counts.unread', 'desc')
+        .orderBy('form_submission_counts.form_id')
+        .limit(limit)
+        .execute()
+      return rows.map((row) => ({ formId: row.form_id, title: row.title, unread: Number(row.unread) }))
     },
 
     /** Unread submissions across all forms (the overview's figure). */
     async unreadTotal(): Promise<number> {
-      return totals.get('unread', await totals.version(), async () => {
-        const { total } = await db
-          .selectFrom('submissions')
-          .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
-          .where('is_read', '=', 0)
-          .executeTakeFirstOrThrow()
-        return Number(total)
-      })
+      const { total } = await db
+        .selectFrom('form_submission_counts')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number | string | bigint>('unread'), eb.lit(0)).as('total'))
+        .executeTakeFirstOrThrow()
+      return Number(total)
     },
 
     /** The selected submissions that belong to the form, in the view's order (for a confirmation to list). */

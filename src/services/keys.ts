@@ -1,6 +1,7 @@
 import { hash, timingSafeEqual } from 'node:crypto'
 import type { DatabaseHandle } from '../db/database.js'
 import { param } from '../db/prepared.js'
+import type { ContentKind } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { isSafeId, newId, randomBase62 } from '../ids.js'
 import { characterProblem, FIELD_LIMITS } from '../limits.js'
@@ -42,14 +43,20 @@ export interface KeyCounts {
   total: number
 }
 
+/** The version of each kind of content, as read with a key (see migration 010). */
+export type KindVersions = Record<ContentKind, number>
+
 /** The outcome of presenting a key, decided from the database on every request. */
 export type KeyCheck =
   | {
       status: 'valid'
       keyId: string
       role: string
-      /** The content version read in the same statement, to validate cached responses against. */
-      contentVersion: number
+      /**
+       * The versions of forms, pages and redirects read in the same statement, to validate cached
+       * responses against (a form's submissions have a version of their own, read per form).
+       */
+      versions: KindVersions
     }
   | { status: 'invalid' }
   | { status: 'inactive' }
@@ -75,7 +82,7 @@ export function hashApiKey(plainKey: string): string {
 export function createKeyService(database: DatabaseHandle) {
   const db = database.db
   // The hot path: one prepared statement per request, returning the key, its creator's role and the
-  // content version together.
+  // versions of forms, pages and redirects together.
   const lookupKey = database.prepare(
     db
       .selectFrom('api_keys')
@@ -90,7 +97,13 @@ export function createKeyService(database: DatabaseHandle) {
         'api_keys.expiry_recorded_at',
         'users.role',
         'users.is_disabled',
-        eb.selectFrom('content_version').select('version').where('id', '=', 1).as('content_version'),
+        eb.selectFrom('content_versions').select('version').where('kind', '=', 'forms').as('forms_version'),
+        eb.selectFrom('content_versions').select('version').where('kind', '=', 'pages').as('pages_version'),
+        eb
+          .selectFrom('content_versions')
+          .select('version')
+          .where('kind', '=', 'redirects')
+          .as('redirects_version'),
       ])
       .where('api_keys.key_hash', '=', param('hash')),
   )
@@ -369,7 +382,16 @@ export function createKeyService(database: DatabaseHandle) {
           .where('id', '=', row.id)
           .execute()
       }
-      return { status: 'valid', keyId: row.id, role: row.role, contentVersion: Number(row.content_version) }
+      return {
+        status: 'valid',
+        keyId: row.id,
+        role: row.role,
+        versions: {
+          forms: Number(row.forms_version),
+          pages: Number(row.pages_version),
+          redirects: Number(row.redirects_version),
+        },
+      }
     },
   }
 }

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { readContentVersion } from '../db/content-version.js'
+import { readKindVersion } from '../db/content-version.js'
 import type { Database } from '../db/tables.js'
 import { createRedirectMatcher, type RedirectMatcher, type RedirectRule } from './redirect-matcher.js'
 
@@ -8,8 +8,8 @@ const LOAD_BATCH = 5000
 
 /**
  * The redirect matcher of the current content, for the faces that apply redirects (the dashboard's
- * "Try a URL", exports, `lectern redirects match`). Every content change moves `content_version`
- * (a trigger on the content tables), so one tiny query tells whether the cached matcher still
+ * "Try a URL", exports, `lectern redirects match`). Every write to redirects moves their version
+ * (a trigger on the table, migration 010), so one tiny query tells whether the cached matcher still
  * holds; when it moved, the active redirects are read again in keyset batches and the matcher is
  * rebuilt once, however many callers ask at the same time.
  */
@@ -18,7 +18,7 @@ export function createRedirectApplier(db: Kysely<Database>, options: { batchSize
   let cached: { version: number; matcher: RedirectMatcher } | undefined
   let building: { version: number; promise: Promise<RedirectMatcher> } | undefined
 
-  const contentVersion = () => readContentVersion(db)
+  const contentVersion = () => readKindVersion(db, 'redirects')
 
   /** Every active redirect, oldest first, read `batchSize` rows at a time along the active-order index. */
   async function* activeRedirects(): AsyncGenerator<RedirectRule> {
@@ -58,7 +58,7 @@ export function createRedirectApplier(db: Kysely<Database>, options: { batchSize
     buildMatcher,
 
     /**
-     * The matcher for the current content: the cached one while `content_version` has not moved,
+     * The matcher for the current content: the cached one while the redirects' version has not moved,
      * otherwise a new one. The version is read before the redirects, so a change made while they
      * load moves it again and the next call rebuilds: a matcher is never newer-labelled than its data.
      */

@@ -192,9 +192,13 @@ const loopSentence = (loop: Route) =>
 
 const flag = (active: boolean) => (active ? (1 as const) : (0 as const))
 
-/** The content version: it moves with every write to content (see migration 003). */
+/** The redirects' version: it moves with every write to redirects (see migration 010). */
 async function contentVersion(db: Executor): Promise<number> {
-  const row = await db.selectFrom('content_version').select('version').where('id', '=', 1).executeTakeFirst()
+  const row = await db
+    .selectFrom('content_versions')
+    .select('version')
+    .where('kind', '=', 'redirects')
+    .executeTakeFirst()
   return Number(row?.version ?? 0)
 }
 

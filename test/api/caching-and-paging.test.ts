@@ -115,17 +115,21 @@ describe('cached responses and entity tags', () => {
   })
 
   /**
-   * Renames a form and then puts the content version back where it was: a response built before
+   * Renames a form and then puts the forms' version back where it was: a response built before
    * still carries the old title, so whichever title a list shows tells a cached body from a fresh one.
    */
   async function renameBehindTheCache(id: string, title: string): Promise<void> {
     const { version } = await ctx.database.db
-      .selectFrom('content_version')
+      .selectFrom('content_versions')
       .select('version')
-      .where('id', '=', 1)
+      .where('kind', '=', 'forms')
       .executeTakeFirstOrThrow()
     await ctx.database.db.updateTable('forms').set({ title }).where('id', '=', id).execute()
-    await ctx.database.db.updateTable('content_version').set({ version }).where('id', '=', 1).execute()
+    await ctx.database.db
+      .updateTable('content_versions')
+      .set({ version })
+      .where('kind', '=', 'forms')
+      .execute()
   }
   const titleOf = async (url: string, id: string) =>
     (await get(url)).json().data.find((form: { id: string }) => form.id === id)?.title

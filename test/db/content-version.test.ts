@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createContentCache, readContentVersion } from '../../src/db/content-version.js'
+import { createContentCache, readFormVersion, readKindVersion } from '../../src/db/content-version.js'
 import { createServices } from '../../src/services/index.js'
-import { buildForm, buildSubmission } from '../factories.js'
+import { buildForm, buildRedirect, buildSubmission } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
 
-describe('values kept per content version', () => {
+describe('values kept per version', () => {
   let ctx: TestContext
 
   beforeAll(async () => {
@@ -12,23 +12,33 @@ describe('values kept per content version', () => {
   })
   afterAll(() => ctx.close())
 
-  it('computes a value once while the content stays the same, and again after any write', async () => {
-    const cache = createContentCache<number>(ctx.database.db)
+  it("computes a value once while its form's submissions stay the same, and again after a write to them only", async () => {
+    const cache = createContentCache<number>()
+    const form = await buildForm(ctx.database.db)
+    const other = await buildForm(ctx.database.db)
     let computed = 0
     const count = async () =>
-      cache.get('forms', await cache.version(), async () => {
+      cache.get(form.id, await readFormVersion(ctx.database.db, form.id), async () => {
         computed++
-        const rows = await ctx.database.db.selectFrom('forms').select('id').execute()
+        const rows = await ctx.database.db
+          .selectFrom('submissions')
+          .select('id')
+          .where('form_id', '=', form.id)
+          .execute()
         return rows.length
       })
-    const before = await count()
-    expect(await count()).toBe(before)
+    expect(await count()).toBe(0)
+    const forms = await readKindVersion(ctx.database.db, 'forms')
+    // Writes elsewhere (another form's submissions, a redirect) leave the value kept.
+    await buildSubmission(ctx.database.db, { formId: other.id })
+    await buildRedirect(ctx.database.db)
+    expect(await count()).toBe(0)
     expect(computed).toBe(1)
-    const version = await readContentVersion(ctx.database.db)
-    await buildForm(ctx.database.db)
-    expect(await readContentVersion(ctx.database.db)).not.toBe(version)
-    expect(await count()).toBe(before + 1)
+    await buildSubmission(ctx.database.db, { formId: form.id })
+    expect(await count()).toBe(1)
     expect(computed).toBe(2)
+    // Submissions are not the forms list: its version stays.
+    expect(await readKindVersion(ctx.database.db, 'forms')).toBe(forms)
   })
 
   it('keeps the inbox and forms list counts right when another instance writes', async () => {

@@ -23,6 +23,7 @@ const RELEASED: Record<string, string> = {
   '008-submission-inbox.ts': '2249a4735ddca219f586a8935215eafb4f0ec75d0af1a650fbf7e44ff23f615b',
   '009-submission-json.ts': '354d70a1af64b183adb43e5daa76c7a8c751a1df1e9cb229b0d23f82dc84651d',
   '010-password-checks.ts': '84a6c3bc536fd2ea82d79a6ae2aa86e3249c2ba3f60427c007608a27b0297f7b',
+  '011-scoped-content-versions.ts': 'a84fc8cb58cb00258362a1167f09847eb3f7df8ce228d85d40f9cc602290845d',
 }
 
 const migrationFiles = () => readdirSync(MIGRATIONS_DIR).filter((name) => /^\d{3}-.+\.ts$/.test(name))

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Kysely, sql } from 'kysely'
 import { afterEach, beforeEach, expect } from 'vitest'
-import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
+import { BULK_STATEMENT_TIMEOUT_MS, type DatabaseHandle, openDatabase } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { type Database, SUBMISSION_COLUMNS } from '../../src/db/tables.js'
 import { createImporter, ImportError, type Importer } from '../../src/services/import/index.js'
@@ -18,10 +18,13 @@ export interface ImportDatabase {
 }
 
 /** A fresh, migrated database of the run's dialect, a directory for import files, and an importer. */
-export async function openImportDatabase(prefix: string): Promise<ImportDatabase> {
+export async function openImportDatabase(
+  prefix: string,
+  options: { statementTimeoutMs?: number } = {},
+): Promise<ImportDatabase> {
   const dir = mkdtempSync(join(tmpdir(), prefix))
   const testDatabase = await createTestDatabase(dir)
-  const database = openDatabase(testDatabase.url)
+  const database = openDatabase(testDatabase.url, options)
   await migrateToLatest(database)
   return {
     dir,
@@ -92,7 +95,8 @@ export interface CommandLineImportDatabase {
 export function useCommandLineImportDatabase(prefix: string): CommandLineImportDatabase {
   const current = {} as CommandLineImportDatabase
   beforeEach(async () => {
-    const opened = await openImportDatabase(prefix)
+    // As `lectern import` opens it: a bulk load is one long statement.
+    const opened = await openImportDatabase(prefix, { statementTimeoutMs: BULK_STATEMENT_TIMEOUT_MS })
     Object.assign(current, {
       opened,
       db: opened.db,

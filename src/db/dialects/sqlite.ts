@@ -106,30 +106,89 @@ function keepingWriteStatements(sqlite: SqliteConnection): SqliteDatabase {
   }
 }
 
-const CONTENT_VERSION_OPERATIONS = ['insert', 'update', 'delete'] as const
+/** The triggers that keep content versions and form counts (migration 010), by name. */
+const VERSION_TRIGGER = /_(content_version|form_counts)$/
 
 /**
- * Runs a bulk write (an import) inside `trx` without SQLite's per-row content-version triggers,
- * moving the version once at the end instead: a million-row import would otherwise pay a million
- * extra updates. SQLite DDL is transactional and only one writer holds the database, so no other
- * write can happen while the triggers are lifted, and a rollback restores them. The triggers are
- * recreated exactly as migration 003 made them.
+ * Per-row triggers that only note what a bulk write touches, in temporary tables of this
+ * connection: which kinds it wrote and which forms' submissions, so that exactly their versions
+ * (and those forms' counts) are brought up to date once at the end.
+ */
+// Written without a conflict clause: inside a trigger, the conflict handling of the statement that
+// fired it (an upsert's, say) would replace an `or ignore`.
+const note = (table: string, value: string) =>
+  `insert into "${table}" select ${value} where not exists (select 1 from "${table}" where "id" = ${value});`
+const noteKind = (table: string) =>
+  ['insert', 'update', 'delete'].map(
+    (operation) => `after ${operation} on "${table}" begin ${note('lectern_bulk_kinds', `'${table}'`)} end`,
+  )
+const TOUCHED: Record<string, readonly string[]> = {
+  forms: [
+    ...noteKind('forms'),
+    `after insert on "forms" begin ${note('lectern_bulk_forms', 'new."id"')} end`,
+    `after delete on "forms" begin ${note('lectern_bulk_forms', 'old."id"')} end`,
+    `after update of "id" on "forms" begin
+      ${note('lectern_bulk_forms', 'old."id"')} ${note('lectern_bulk_forms', 'new."id"')} end`,
+  ],
+  pages: noteKind('pages'),
+  redirects: noteKind('redirects'),
+  submissions: [
+    `after insert on "submissions" begin ${note('lectern_bulk_forms', 'new."form_id"')} end`,
+    `after delete on "submissions" begin ${note('lectern_bulk_forms', 'old."form_id"')} end`,
+    `after update on "submissions" begin
+      ${note('lectern_bulk_forms', 'old."form_id"')} ${note('lectern_bulk_forms', 'new."form_id"')} end`,
+  ],
+}
+
+/**
+ * Runs a bulk write (an import) inside `trx` without SQLite's per-row content-version and
+ * form-count triggers, moving the version of each kind it wrote once at the end instead, and for
+ * each form whose submissions it touched, its version once and its counts recounted: a million-row
+ * import would otherwise pay a million extra updates. What it touches is noted by lighter
+ * temporary triggers (see {@link TOUCHED}). SQLite DDL is
+ * transactional and only one writer holds the database, so no other write can happen while the
+ * triggers are lifted, and a rollback restores them. They are recreated from their own stored text.
  */
 export async function withSqliteBulkContentWrites<T>(
   trx: Kysely<unknown>,
   tables: readonly string[],
   write: () => Promise<T>,
 ): Promise<T> {
-  for (const table of tables)
-    for (const operation of CONTENT_VERSION_OPERATIONS)
-      await sql`drop trigger if exists ${sql.id(`${table}_${operation}_content_version`)}`.execute(trx)
+  const { rows: triggers } = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master
+    where type = 'trigger' and tbl_name in (${sql.join(tables)}) order by name`.execute(trx)
+  const lifted = triggers.filter((trigger) => VERSION_TRIGGER.test(trigger.name))
+  for (const trigger of lifted) await sql`drop trigger ${sql.id(trigger.name)}`.execute(trx)
+  const tracked = tables.filter((table) => TOUCHED[table] !== undefined)
+  const temporary: string[] = []
+  for (const table of ['lectern_bulk_kinds', 'lectern_bulk_forms']) {
+    // Constant names, never built from input.
+    await sql`create temp table if not exists ${sql.id(table)} ("id" text primary key)`.execute(trx)
+    await sql`delete from temp.${sql.id(table)}`.execute(trx)
+  }
+  for (const table of tracked)
+    for (const [i, body] of (TOUCHED[table] ?? []).entries()) {
+      const name = `lectern_bulk_${table}_${i}`
+      // Constant text from the table above, never built from input.
+      await sql`create temp trigger ${sql.id(name)} ${sql.raw(body)}`.execute(trx)
+      temporary.push(name)
+    }
   const result = await write()
-  await sql`update content_version set version = version + 1 where id = 1`.execute(trx)
-  for (const table of tables)
-    for (const operation of CONTENT_VERSION_OPERATIONS)
-      await sql`create trigger ${sql.id(`${table}_${operation}_content_version`)}
-        after ${sql.raw(operation)} on ${sql.table(table)}
-        begin update content_version set version = version + 1 where id = 1; end`.execute(trx)
+  for (const name of temporary) await sql`drop trigger temp.${sql.id(name)}`.execute(trx)
+  await sql`update content_versions set version = version + 1
+    where kind in (select id from temp.lectern_bulk_kinds)`.execute(trx)
+  await sql`insert into form_submission_counts (form_id, version, total, unread)
+    select touched.id, (select version from content_versions where kind = 'forms'),
+      (select count(*) from submissions where submissions.form_id = touched.id),
+      (select count(*) from submissions where submissions.form_id = touched.id and submissions.is_read = 0)
+    from temp.lectern_bulk_forms as touched where true
+    on conflict (form_id) do update
+    set version = form_submission_counts.version + 1, total = excluded.total, unread = excluded.unread`.execute(
+    trx,
+  )
+  for (const table of ['lectern_bulk_kinds', 'lectern_bulk_forms'])
+    await sql`drop table temp.${sql.id(table)}`.execute(trx)
+  // The stored text of each trigger, as its migration created it.
+  for (const trigger of lifted) await sql.raw(trigger.sql).execute(trx)
   return result
 }
 

@@ -9,6 +9,7 @@ import * as keyUsage from './007-key-usage.js'
 import * as submissionInbox from './008-submission-inbox.js'
 import * as submissionJson from './009-submission-json.js'
 import * as passwordChecks from './010-password-checks.js'
+import * as scopedContentVersions from './011-scoped-content-versions.js'
 
 /** Migrations are listed here rather than read from disk so that source and build run the same set. */
 export const migrationProvider: MigrationProvider = {
@@ -24,6 +25,7 @@ export const migrationProvider: MigrationProvider = {
       '008-submission-inbox': submissionInbox,
       '009-submission-json': submissionJson,
       '010-password-checks': passwordChecks,
+      '011-scoped-content-versions': scopedContentVersions,
     }
   },
 }

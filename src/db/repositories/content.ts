@@ -7,8 +7,8 @@ import {
   type SelectQueryBuilder,
   sql,
 } from 'kysely'
-import { LRUCache } from 'lru-cache'
 import type { Form, ListOptions, Page, PageOf, Redirect, Submission } from '../../schemas.js'
+import { type FormState, formState } from '../content-version.js'
 import type { DatabaseHandle } from '../database.js'
 import { param } from '../prepared.js'
 import type { FormsTable, PagesTable, RedirectsTable, SubmissionsTable } from '../tables.js'
@@ -238,8 +238,9 @@ const submissionsOf = (rows: JoinedRow[]) => JSON.parse(`[${joinedJson(rows)}]`)
 const offsetOf = ({ page, pageSize }: ListOptions) => (page - 1) * pageSize
 
 /**
- * Read queries behind the four list endpoints, prepared once. Pass the content `version` the
- * caller read (see `checkApiKey`) to let totals and deep-page positions be reused while it holds.
+ * Read queries behind the four list endpoints, prepared once. Pass the version of the list's kind
+ * the caller read (see `checkApiKey`), or a form's state for its submissions, to let totals and
+ * deep-page positions be reused while it holds.
  */
 export function createContentRepository(handle: DatabaseHandle) {
   const forms = {
@@ -256,9 +257,20 @@ export function createContentRepository(handle: DatabaseHandle) {
   }
   // Each row's JSON is the database's own column (migration 009); a page joins them.
   const submissions = pagerFor<JoinedRow>(handle, 'submissions', 'form_id', 'desc', 'joined json')
-  const formById = handle.prepare(handle.db.selectFrom('forms').select('id').where('id', '=', param('id')))
-  // Unknown ids are kept too (they may be asked for again), so the bound matters: 64 KB or so.
-  const knownForms = new LRUCache<string, { version: number; value: boolean }>({ max: 1024 })
+  // A form's submissions' version, total and unread count, and whether the form exists, in one
+  // read of the row the database keeps for it (migration 010).
+  const formStateById = handle.prepare(
+    handle.db
+      .selectFrom('form_submission_counts')
+      .leftJoin('forms', 'forms.id', 'form_submission_counts.form_id')
+      .select([
+        'form_submission_counts.version',
+        'form_submission_counts.total',
+        'form_submission_counts.unread',
+        'forms.id as present',
+      ])
+      .where('form_submission_counts.form_id', '=', param('id')),
+  )
 
   /** One page of `scope`, as `present` makes it of the rows, and its total; past the end no query runs. */
   async function listPage<Row, Items>(
@@ -273,6 +285,19 @@ export function createContentRepository(handle: DatabaseHandle) {
     const offset = offsetOf(options)
     const rows = offset >= total ? [] : await pager.page(scope, values, offset, options.pageSize, version)
     return { items: present(rows), total }
+  }
+
+  /** The rows of one page of a form's submissions; past the end no query runs. */
+  const submissionsPage = async (formId: string, options: ListOptions, state: FormState) => {
+    const offset = offsetOf(options)
+    if (offset >= state.total) return []
+    return submissions.page(
+      `submissions:${formId}`,
+      { value: formId },
+      offset,
+      options.pageSize,
+      state.version,
+    )
   }
 
   const each =
@@ -303,42 +328,31 @@ export function createContentRepository(handle: DatabaseHandle) {
     listRedirects: (options: ListOptions & { active?: boolean }, version?: number) =>
       listFlagged(redirects, 'redirects', options.active, options, version, presentRedirect),
 
-    /**
-     * Whether form `id` exists. With the content `version` the caller read, the answer is kept
-     * until the version moves (any change to forms moves it), so a page of a form's submissions that
-     * no cache holds costs one statement fewer: on PostgreSQL, one round trip of three.
-     */
-    formExists: async (id: string, version?: number): Promise<boolean> => {
-      const known = version === undefined ? undefined : knownForms.get(id)
-      if (known !== undefined && known.version === version) return known.value
-      const exists = (await formById({ id })).length > 0
-      if (version !== undefined) knownForms.set(id, { version, value: exists })
-      return exists
-    },
+    /** What the database keeps about form `id`'s submissions, read now (see `FormState`). */
+    formState: async (id: string): Promise<FormState> => formState((await formStateById({ id }))[0]),
 
-    listSubmissionsForForm: (
+    /**
+     * A page of a form's submissions, with `state` read for the form after the request arrived: its
+     * total is the page's, and its version keys the position index of deep pages.
+     */
+    listSubmissionsForForm: async (
       formId: string,
       options: ListOptions,
-      version?: number,
-    ): Promise<PageOf<Submission>> =>
-      listPage(submissions, `submissions:${formId}`, { value: formId }, options, version, submissionsOf),
+      state: FormState,
+    ): Promise<PageOf<Submission>> => {
+      const page = await submissionsPage(formId, options, state)
+      return { items: submissionsOf(page), total: state.total }
+    },
 
     /** The same page as `listSubmissionsForForm`, its items already JSON text (see `submissionJson`). */
     listSubmissionsJsonForForm: async (
       formId: string,
       options: ListOptions,
-      version?: number,
-    ): Promise<JsonPage> => {
-      const page = await listPage(
-        submissions,
-        `submissions:${formId}`,
-        { value: formId },
-        options,
-        version,
-        joinedJson,
-      )
-      return { json: page.items, total: page.total }
-    },
+      state: FormState,
+    ): Promise<JsonPage> => ({
+      json: joinedJson(await submissionsPage(formId, options, state)),
+      total: state.total,
+    }),
   }
 }
 

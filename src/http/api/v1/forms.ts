@@ -13,6 +13,7 @@ export const formsRoute = (content: ContentService) =>
     permission: 'forms:read',
     item: FormSchema,
     filter: 'active',
-    list: ({ page, pageSize, filter }, _params, version) =>
+    view: (_params, versions) => ({ version: versions.forms }),
+    list: ({ page, pageSize, filter }, _params, { version }) =>
       content.listForms({ page, pageSize, active: filter }, version),
   })

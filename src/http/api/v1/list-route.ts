@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { RouteOptions } from 'fastify'
 import type { JsonPage } from '../../../db/repositories/content.js'
 import { listOf, type PageOf } from '../../../schemas.js'
+import type { KindVersions } from '../../../services/keys.js'
 import { type Permission, ROLE_PERMISSIONS } from '../../../services/roles.js'
 import {
   COMMON_ERROR_STATUSES,
@@ -30,7 +31,12 @@ declare module 'fastify' {
   }
 }
 
-interface ListRouteBase<Item extends TSchema> {
+/** What a list's page is read at: the version that covers the list's content, and whatever else was read to learn it. */
+export interface ListView {
+  version: number
+}
+
+interface ListRouteBase<Item extends TSchema, View extends ListView> {
   url: string
   /** The operation's name in the OpenAPI document and in generated clients. */
   operationId: string
@@ -44,6 +50,12 @@ interface ListRouteBase<Item extends TSchema> {
   filter?: BooleanFilter
   /** Path parameters, for the OpenAPI document. */
   params?: ReturnType<typeof Type.Object>
+  /**
+   * The view a request reads, from its path parameters and the kind versions read with its key:
+   * its `version` keys the cached response and its entity tag, so it must move on every write to
+   * what the list shows, and only then. Read after the request arrived.
+   */
+  view(params: Record<string, string>, versions: KindVersions): View | Promise<View>
 }
 
 /**
@@ -51,16 +63,19 @@ interface ListRouteBase<Item extends TSchema> {
  * already as JSON text (`listJson`), for a list whose items are costly to write through objects;
  * that text must be the JSON the item schema describes, with its fields in the schema's order.
  */
-export type ListRouteDefinition<Item extends TSchema> = ListRouteBase<Item> &
+export type ListRouteDefinition<Item extends TSchema, View extends ListView = ListView> = ListRouteBase<
+  Item,
+  View
+> &
   (
     | {
-        /** One page of items; `version` is the content version the request read with its key. */
-        list(query: ListQuery, params: Record<string, string>, version: number): Promise<PageOf<Static<Item>>>
+        /** One page of items, read at `view`. */
+        list(query: ListQuery, params: Record<string, string>, view: View): Promise<PageOf<Static<Item>>>
         listJson?: never
       }
     | {
         /** One page of items as JSON text, joined by commas. */
-        listJson(query: ListQuery, params: Record<string, string>, version: number): Promise<JsonPage>
+        listJson(query: ListQuery, params: Record<string, string>, view: View): Promise<JsonPage>
         list?: never
       }
   )
@@ -79,7 +94,9 @@ const CONDITIONAL_REQUEST_HEADERS = Type.Object({
 })
 
 /** The operation's description: the definition's, plus the permission and the roles that have it. */
-function describeOperation<Item extends TSchema>(definition: ListRouteDefinition<Item>): string {
+function describeOperation<Item extends TSchema, View extends ListView>(
+  definition: ListRouteDefinition<Item, View>,
+): string {
   const roles = Object.entries(ROLE_PERMISSIONS)
     .filter(([, permissions]) => permissions.has(definition.permission))
     .map(([role]) => `\`${role}\``)
@@ -90,7 +107,9 @@ function describeOperation<Item extends TSchema>(definition: ListRouteDefinition
  * Turns a list definition into a Fastify route. The item schema compiles into the serializer, so the
  * response holds exactly the schema's fields, in its order; the same schema feeds the OpenAPI document.
  */
-export function listRoute<Item extends TSchema>(definition: ListRouteDefinition<Item>): RouteOptions {
+export function listRoute<Item extends TSchema, View extends ListView>(
+  definition: ListRouteDefinition<Item, View>,
+): RouteOptions {
   const cache = new ResponseCache()
   return {
     method: 'GET',
@@ -120,8 +139,10 @@ export function listRoute<Item extends TSchema>(definition: ListRouteDefinition<
     handler: async (request, reply) => {
       const query = parseListQuery(request.query as RawQuery, definition.filter)
       const params = request.params as Record<string, string>
-      // The pipeline authenticated the request and read the content version with the key.
-      const version = request.apiKey?.contentVersion as number
+      // The pipeline authenticated the request and read the kinds' versions with the key; a view
+      // that does not exist (an unknown form) is refused here, whatever If-None-Match says.
+      const view = await definition.view(params, request.apiKey?.versions as KindVersions)
+      const version = view.version
       const cacheKey = `${definition.url}|${params.id ?? ''}|${query.page}|${query.pageSize}|${query.filter ?? ''}`
       const kept = cache.get(cacheKey, version)
       const tag = kept?.tag ?? entityTag(cacheKey, version)
@@ -131,12 +152,11 @@ export function listRoute<Item extends TSchema>(definition: ListRouteDefinition<
         .header('Cache-Control', 'private, no-cache')
       let body: string | Buffer | undefined = kept?.body
       if (body === undefined) {
-        // Computed before any 304, so a tag for a form that does not exist still gets its 404.
         let text: string
         if (definition.listJson) {
-          text = listBodyFromJson(await definition.listJson(query, params, version), query)
+          text = listBodyFromJson(await definition.listJson(query, params, view), query)
         } else {
-          const page = await definition.list(query, params, version)
+          const page = await definition.list(query, params, view)
           text = reply.serialize({ data: page.items, meta: listMeta(page.total, query) }) as string
         }
         body = cache.offer(cacheKey, version, text, tag)

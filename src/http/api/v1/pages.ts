@@ -13,6 +13,7 @@ export const pagesRoute = (content: ContentService) =>
     permission: 'pages:read',
     item: PageSchema,
     filter: 'published',
-    list: ({ page, pageSize, filter }, _params, version) =>
+    view: (_params, versions) => ({ version: versions.pages }),
+    list: ({ page, pageSize, filter }, _params, { version }) =>
       content.listPages({ page, pageSize, published: filter }, version),
   })

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import { ApiError } from '../../../errors.js'
 import type { RateLimitDecision, RateLimiter } from '../../../ratelimit/limiter.js'
-import { hashApiKey, type KeyService } from '../../../services/keys.js'
+import { hashApiKey, type KeyService, type KindVersions } from '../../../services/keys.js'
 import { type Permission, roleAllows } from '../../../services/roles.js'
 import { encodeUriComponentSafely, firstCodePoints } from '../../../text.js'
 
@@ -13,7 +13,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     /** The authenticated key of an `/api/v1` request. */
-    apiKey: { keyId: string; role: string; contentVersion: number } | null
+    apiKey: { keyId: string; role: string; versions: KindVersions } | null
   }
 }
 
@@ -212,7 +212,7 @@ function knownParameters(properties: object): Set<string> {
   return names
 }
 
-type AuthenticatedKey = { keyId: string; role: string; contentVersion: number }
+type AuthenticatedKey = { keyId: string; role: string; versions: KindVersions }
 
 /** How many tokens' key ids are remembered for counting early (~150 bytes each). */
 const KNOWN_TOKENS = 10_000
@@ -281,5 +281,5 @@ async function authenticate(token: string, keys: KeyService, hash?: string): Pro
       'WWW-Authenticate': 'Bearer error="invalid_token"',
     })
   }
-  return { keyId: check.keyId, role: check.role, contentVersion: check.contentVersion }
+  return { keyId: check.keyId, role: check.role, versions: check.versions }
 }

@@ -14,6 +14,7 @@ export const redirectsRoute = (content: ContentService) =>
     permission: 'redirects:read',
     item: RedirectSchema,
     filter: 'active',
-    list: ({ page, pageSize, filter }, _params, version) =>
+    view: (_params, versions) => ({ version: versions.redirects }),
+    list: ({ page, pageSize, filter }, _params, { version }) =>
       content.listRedirects({ page, pageSize, active: filter }, version),
   })

@@ -17,11 +17,14 @@ export const submissionsRoute = (content: ContentService) =>
     permission: 'submissions:read',
     item: SubmissionSchema,
     params: Type.Object({ id: Type.String({ description: 'form id', examples: ['form_contact'] }) }),
-    // Written as JSON text straight from the stored rows: a page of 100 submissions is large.
-    listJson: ({ page, pageSize }, params, version) => {
+    // The form's own version: writes to other forms, pages or redirects leave its pages alone.
+    view: (params) => {
       // No form has an id outside the id alphabet: answered without a query, so no NUL or other
       // hostile text reaches the database.
       if (!isSafeId(params.id)) throw new NotFoundError(`Form '${params.id}' not found`)
-      return content.listSubmissionsJsonForForm(params.id, { page, pageSize }, version)
+      return content.formState(params.id)
     },
+    // Written as JSON text straight from the stored rows: a page of 100 submissions is large.
+    listJson: ({ page, pageSize }, params, state) =>
+      content.listSubmissionsJsonForForm(params.id, { page, pageSize }, state),
   })
