@@ -22,6 +22,7 @@ const RELEASED: Record<string, string> = {
   '007-key-usage.ts': '01d9a10d7b082bbd492ec55888c48408626cc94ed21afdb8b2634591e58ba3c3',
   '008-submission-inbox.ts': '2249a4735ddca219f586a8935215eafb4f0ec75d0af1a650fbf7e44ff23f615b',
   '009-submission-json.ts': '354d70a1af64b183adb43e5daa76c7a8c751a1df1e9cb229b0d23f82dc84651d',
+  '011-form-intake.ts': 'c091950eae1aa4cb3c16bd19247963d76ce3f173d18da1f8d09dadc87c77a70d',
 }
 
 const migrationFiles = () => readdirSync(MIGRATIONS_DIR).filter((name) => /^\d{3}-.+\.ts$/.test(name))

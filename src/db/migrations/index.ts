@@ -8,6 +8,7 @@ import * as keyExpiry from './006-key-expiry.js'
 import * as keyUsage from './007-key-usage.js'
 import * as submissionInbox from './008-submission-inbox.js'
 import * as submissionJson from './009-submission-json.js'
+import * as formIntake from './011-form-intake.js'
 
 /** Migrations are listed here rather than read from disk so that source and build run the same set. */
 export const migrationProvider: MigrationProvider = {
@@ -22,6 +23,7 @@ export const migrationProvider: MigrationProvider = {
       '007-key-usage': keyUsage,
       '008-submission-inbox': submissionInbox,
       '009-submission-json': submissionJson,
+      '011-form-intake': formIntake,
     }
   },
 }
