@@ -7,7 +7,17 @@ import { Value } from '@sinclair/typebox/value'
  * check them with the same rules and say the same things.
  */
 
-export const FIELD_TYPES = ['text', 'textarea', 'email', 'url', 'tel', 'number', 'date', 'checkbox', 'select'] as const
+export const FIELD_TYPES = [
+  'text',
+  'textarea',
+  'email',
+  'url',
+  'tel',
+  'number',
+  'date',
+  'checkbox',
+  'select',
+] as const
 export type FieldType = (typeof FIELD_TYPES)[number]
 
 /** Limits of what a post may carry; the intake's body reader enforces them while it reads. */
@@ -221,7 +231,11 @@ function readFieldDefinition(value: unknown, where: string, problems: string[]):
   if (
     maxLength !== undefined &&
     maxLength !== null &&
-    !(Number.isInteger(maxLength) && (maxLength as number) >= 1 && (maxLength as number) <= INTAKE_LIMITS.valueLength)
+    !(
+      Number.isInteger(maxLength) &&
+      (maxLength as number) >= 1 &&
+      (maxLength as number) <= INTAKE_LIMITS.valueLength
+    )
   )
     problems.push(`${where}.maxLength must be an integer from 1 to ${INTAKE_LIMITS.valueLength}, or null`)
   if (problems.length > before) return null

@@ -17,7 +17,10 @@ import { createUserService } from './users.js'
  * The services every face (API, dashboard, CLI) works through; none of them touches the database.
  * `options.sessions` sets the dashboard's session timeouts and sign-in throttle (and, in tests, a clock).
  */
-export function createServices(database: DatabaseHandle, options: { sessions?: SessionOptions; intake?: { clock?: () => number } } = {}) {
+export function createServices(
+  database: DatabaseHandle,
+  options: { sessions?: SessionOptions; intake?: { clock?: () => number } } = {},
+) {
   return {
     content: createContentService(database),
     importer: createImporter(database.db),

@@ -84,7 +84,8 @@ export function createIntakeService(db: Kysely<Database>, options: { clock?: () 
      */
     async updateSettings(formId: string, input: unknown, actor: Actor = 'cli'): Promise<IntakeSettings> {
       const { settings, problems } = readIntakeSettings(input)
-      if (problems.length > 0) throw new ValidationError(`Invalid intake settings: ${problems.join('; ')}`, problems)
+      if (problems.length > 0)
+        throw new ValidationError(`Invalid intake settings: ${problems.join('; ')}`, problems)
       return db.transaction().execute(async (trx) => {
         const row = await trx.selectFrom('forms').select('intake').where('id', '=', formId).executeTakeFirst()
         if (row === undefined) throw new NotFoundError(`Form '${formId}' not found`)
@@ -147,7 +148,11 @@ export function createIntakeService(db: Kysely<Database>, options: { clock?: () 
       const at = clock()
       return db.transaction().execute(async (trx) => {
         const run: RetentionRun = { submissions: {}, spam: 0 }
-        const forms = await trx.selectFrom('forms').select(['id', 'intake']).where('intake', 'is not', null).execute()
+        const forms = await trx
+          .selectFrom('forms')
+          .select(['id', 'intake'])
+          .where('intake', 'is not', null)
+          .execute()
         for (const row of forms) {
           const days = parseStoredIntake(row.intake).retentionDays
           if (days === null) continue
