@@ -1,6 +1,8 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import { FieldDefinitionSchema } from './resources/form.js'
 
+export { FieldDefinitionSchema }
+
 /**
  * One schema per resource. Field order here is the order on the wire: the HTTP layer compiles
  * these into the response serializers, and the OpenAPI document is generated from them. Each
