@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ERROR_TYPES, type ErrorStyle, type ErrorType, ValidationError } from '../../errors.js'
 import { isSafeId } from '../../ids.js'
@@ -90,7 +91,10 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
     refusal: IntakeRefusal,
   ) {
     // A body refused before it was read whole is not read on: the connection closes after the answer.
-    if (!request.raw.complete) reply.header('Connection', 'close')
+    if (!request.raw.complete) {
+      reply.header('Connection', 'close')
+      lingerBeforeClosing(request.raw.socket)
+    }
     reply.code(errorKind(refusal.type).status).headers(refusal.headers)
     cors(reply, context)
     if (context.json) {
@@ -213,6 +217,25 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
 }
 
 const takesPosts = (form: IntakeForm) => form.isActive && form.settings.enabled
+
+/** How long a connection whose body was refused unread stays half-open after the answer. */
+const LINGER_MS = 2_000
+
+/**
+ * Closing a socket while the client is still sending makes the kernel answer with a reset, and a
+ * reset can discard the refusal the client has not read yet. Node closes a `Connection: close`
+ * socket at once after the answer (`destroySoon`); this one instead sends its end (so the client
+ * stops) and is destroyed a little later, reading nothing more meanwhile.
+ */
+function lingerBeforeClosing(socket: Socket | null): void {
+  if (socket === null) return
+  socket.destroySoon = function lingeringClose(this: Socket) {
+    this.end()
+    const timer = setTimeout(() => this.destroy(), LINGER_MS)
+    timer.unref()
+    this.once('close', () => clearTimeout(timer))
+  }
+}
 
 const HEADINGS: Partial<Record<RefusalType, string>> = {
   resource_not_found: 'This form is not taking submissions',
