@@ -44,6 +44,8 @@ export const formRoute = (intake: IntakeService, publicUrl: string | undefined):
   validatorCompiler: () => () => true,
   handler: async (request, reply) => {
     const { id } = request.params as { id: string }
+    // `/forms/` is a near miss of the list, answered by the API's 404 that names it.
+    if (id === '') return reply.callNotFound()
     // No form has an id outside the id alphabet: answered without a query.
     if (!isSafeId(id)) throw new NotFoundError(`Form '${id}' not found`)
     const base = (publicUrl ?? `${request.protocol}://${request.host}`).replace(/\/+$/, '')
