@@ -155,7 +155,7 @@ describe('the error table of POST /f/{formId}', () => {
       expect(body.error).toBe(row.error)
       expect(body.message).toEqual(expect.any(String))
       expect(Object.keys(body)).toEqual(
-        row.name === 'a broken field rule' ? ['error', 'message', 'fields'] : ['error', 'message'],
+        row.error === 'validation_failed' ? ['error', 'message', 'fields'] : ['error', 'message'],
       )
     })
 
@@ -196,6 +196,11 @@ describe('the error table of POST /f/{formId}', () => {
       expect(answer.status, body).toBe(422)
       expect(answer.json().error).toBe('validation_failed')
     }
+  })
+
+  it('names the field whose value is over 10,000 characters', async () => {
+    const answer = await urlencoded(forms, forms.open, `short=1&long=${'v'.repeat(10_001)}`, JSON_MODE)
+    expect(answer.json().fields).toEqual({ long: 'is over 10000 characters' })
   })
 
   it('does not count control fields toward the 100', async () => {

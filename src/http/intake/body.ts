@@ -6,6 +6,8 @@ export class BodyError extends Error {
   constructor(
     readonly type: 'payload_too_large' | 'unsupported_media_type' | 'validation_failed',
     message: string,
+    /** The field a value problem belongs to, with the problem, for the answer's `fields`. */
+    readonly fields: Record<string, string> = {},
   ) {
     super(message)
     this.name = 'BodyError'
@@ -50,7 +52,8 @@ export function bodyKind(contentType: string | undefined): { kind: BodyKind; bou
 
 const tooLarge = () =>
   new BodyError('payload_too_large', `The request body is over ${INTAKE_LIMITS.bodyBytes} bytes`)
-const invalid = (message: string) => new BodyError('validation_failed', message)
+const invalid = (message: string, fields: Record<string, string> = {}) =>
+  new BodyError('validation_failed', message, fields)
 
 /**
  * Collects fields as they are read, refusing the post as soon as a limit is passed: more than 100
@@ -68,7 +71,9 @@ class FieldCollector {
       throw invalid(`A field name is over ${INTAKE_LIMITS.nameLength} characters`)
     for (const item of Array.isArray(value) ? value : [value]) {
       if (typeof item === 'string' && characters(item) > INTAKE_LIMITS.valueLength)
-        throw invalid(`The value of '${name}' is over ${INTAKE_LIMITS.valueLength} characters`)
+        throw invalid(`The value of '${name}' is over ${INTAKE_LIMITS.valueLength} characters`, {
+          [name]: `is over ${INTAKE_LIMITS.valueLength} characters`,
+        })
     }
     if (name.startsWith('_')) {
       // Control fields are bounded too, so that they cannot be the way round the field limit.
@@ -222,7 +227,9 @@ class JsonParser implements IncrementalParser {
       throw invalid('The body must be a JSON object of fields')
     for (const [name, value] of Object.entries(parsed)) {
       if (!isPostedValue(value))
-        throw invalid(`The value of '${name}' must be a string, number, boolean or an array of those`)
+        throw invalid(`The value of '${name}' must be a string, number, boolean or an array of those`, {
+          [name]: 'must be a string, number, boolean or an array of those',
+        })
       this.fields.add(name, value)
     }
   }
@@ -308,7 +315,9 @@ class MultipartParser implements IncrementalParser {
         if (at === -1) {
           // A value this long cannot be under the limit, whatever its characters.
           if (this.buffer.length > INTAKE_LIMITS.valueLength * 4 + this.delimiter.length)
-            throw invalid(`The value of '${this.name}' is over ${INTAKE_LIMITS.valueLength} characters`)
+            throw invalid(`The value of '${this.name}' is over ${INTAKE_LIMITS.valueLength} characters`, {
+              [this.name]: `is over ${INTAKE_LIMITS.valueLength} characters`,
+            })
           return
         }
         this.fields.add(this.name, this.buffer.subarray(0, at).toString('utf8'))

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ERROR_TYPES, type ErrorStyle, type ErrorType, ValidationError } from '../../errors.js'
 import { isSafeId } from '../../ids.js'
 import type { IntakeLimiter } from '../../ratelimit/intake.js'
-import { asOrigin, fieldProblems } from '../../resources/form.js'
+import { asOrigin, fieldProblems, INTAKE_LIMITS } from '../../resources/form.js'
 import type { IntakeForm, IntakeService } from '../../services/intake.js'
 import { toApiError } from '../errors.js'
 import { BodyCutOff, BodyError, bodyKind, readPostedFields } from './body.js'
@@ -98,7 +98,8 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
     reply.code(errorKind(refusal.type).status).headers(refusal.headers)
     cors(reply, context)
     if (context.json) {
-      const hasFields = refusal.type === 'validation_failed' && Object.keys(refusal.fields).length > 0
+      // A validation failure always names its fields, empty when the body as a whole was at fault.
+      const hasFields = refusal.type === 'validation_failed'
       return reply.type('application/json; charset=utf-8').send({
         error: style === 'phrase' ? errorKind(refusal.type).phrase : refusal.type,
         message: refusal.message,
@@ -148,14 +149,17 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
         'Post application/x-www-form-urlencoded, multipart/form-data or application/json',
       )
     const declared = Number(request.headers['content-length'] ?? 0)
-    if (declared > 65_536)
-      throw new IntakeRefusal('payload_too_large', 'The request body is over 65536 bytes')
+    if (declared > INTAKE_LIMITS.bodyBytes)
+      throw new IntakeRefusal(
+        'payload_too_large',
+        `The request body is over ${INTAKE_LIMITS.bodyBytes} bytes`,
+      )
 
     let posted: Awaited<ReturnType<typeof readPostedFields>>
     try {
       posted = await readPostedFields(request.raw, kind.kind, kind.boundary)
     } catch (error) {
-      if (error instanceof BodyError) throw new IntakeRefusal(error.type, error.message)
+      if (error instanceof BodyError) throw new IntakeRefusal(error.type, error.message, error.fields)
       if (error instanceof BodyCutOff) {
         // No one is left to answer; the socket is gone.
         request.log.info('a form post was cut off before its body ended')
