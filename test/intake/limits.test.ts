@@ -33,6 +33,22 @@ describe('the per-address limit of POST /f/{formId}', () => {
     }
   })
 
+  it('answers a browser over the limit with a 429 page that says why, with Retry-After', async () => {
+    const form = await intakeForm(ctx)
+    const browser = {
+      accept: 'text/html',
+      'x-forwarded-for': '203.0.113.6',
+      referer: 'https://www.example.com/c',
+    }
+    for (let i = 0; i < 5; i++) expect((await postForm(base, form, { n: '1' }, browser)).status).toBe(200)
+    const refused = await postForm(base, form, { n: '1' }, browser)
+    expect(refused.status).toBe(429)
+    expect(refused.headers['content-type']).toBe('text/html; charset=utf-8')
+    expect(refused.headers['retry-after']).toMatch(/^[1-9][0-9]*$/)
+    expect(refused.body).toContain('Too many submissions')
+    expect(refused.body).toContain('href="https://www.example.com/c"')
+  })
+
   it('counts each address, and each form, apart', async () => {
     const form = await intakeForm(ctx)
     const other = await intakeForm(ctx)
