@@ -81,6 +81,22 @@ describe('POST /f/{formId}', () => {
     expect(stored?.data).toEqual({ colour: ['red', 'blue'], note: 'a b!' })
   })
 
+  it('reads UTF-8 whether it is percent-encoded or sent as it is', async () => {
+    const encoded = await postForm(base, open, 'name=Zo%C3%AB&city=K%C3%B8benhavn', JSON_MODE)
+    const plain = await send(
+      base,
+      'POST',
+      `/f/${open}`,
+      { 'content-type': 'application/x-www-form-urlencoded', ...JSON_MODE },
+      Buffer.from('name=Zoë&city=København', 'utf8'),
+    )
+    for (const answer of [encoded, plain]) {
+      expect(answer.status).toBe(201)
+      const stored = (await listed(open)).data.find((item) => item.id === answer.json().id)
+      expect(stored?.data).toEqual({ name: 'Zoë', city: 'København' })
+    }
+  })
+
   it('keeps JSON numbers and booleans of fields the form does not define as they were sent', async () => {
     const answer = await postJson(base, open, { count: 3, subscribe: true, tags: ['a', 'b'], text: 'x' })
     expect(answer.status).toBe(201)

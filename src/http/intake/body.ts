@@ -172,21 +172,25 @@ export function readPostedFields(
 
 /** `a=1&b=2`: each pair is decoded and collected as soon as its `&` arrives. */
 class UrlEncodedParser implements IncrementalParser {
-  private pending = ''
+  private pending: Buffer = Buffer.alloc(0)
 
   constructor(private readonly fields: FieldCollector) {}
 
   write(chunk: Buffer): void {
-    // Percent-encoded bodies are ASCII, so a chunk boundary never splits a character that matters.
-    const text = this.pending + chunk.toString('latin1')
-    const pairs = text.split('&')
-    this.pending = pairs.pop() ?? ''
-    for (const pair of pairs) this.pair(pair)
+    // Split as bytes, so that text sent unencoded (UTF-8 from a script) is never cut mid-character.
+    let text = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk])
+    let at = text.indexOf(AMPERSAND)
+    while (at !== -1) {
+      this.pair(text.subarray(0, at).toString('utf8'))
+      text = text.subarray(at + 1)
+      at = text.indexOf(AMPERSAND)
+    }
+    this.pending = text
   }
 
   end(): void {
-    this.pair(this.pending)
-    this.pending = ''
+    this.pair(this.pending.toString('utf8'))
+    this.pending = Buffer.alloc(0)
   }
 
   private pair(pair: string): void {
@@ -197,6 +201,8 @@ class UrlEncodedParser implements IncrementalParser {
     this.fields.add(decode(name), decode(value))
   }
 }
+
+const AMPERSAND = 0x26
 
 function decode(text: string): string {
   try {
