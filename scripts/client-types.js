@@ -46,7 +46,9 @@ function typeSchemas(document) {
     for (const [method, operation] of Object.entries(path)) {
       if (method !== 'get') continue
       const name = pascal(operation.operationId)
-      schemas[`${name}Params`] = querySchema(operation, `${name}Params`)
+      // An operation without query parameters (one form by id) has no Params type: it would be empty.
+      const params = querySchema(operation, `${name}Params`)
+      if (Object.keys(params.properties).length > 0) schemas[`${name}Params`] = params
       schemas[`${name}Response`] = {
         title: `${name}Response`,
         ...operation.responses['200'].content['application/json'].schema,

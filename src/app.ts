@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type LogLevel } from 'fastify'
 import { type Config, trustProxySetting } from './config.js'
 import type { DatabaseHandle } from './db/database.js'
 import { ApiError } from './errors.js'
+import { formRoute } from './http/api/v1/form.js'
 import { formsRoute } from './http/api/v1/forms.js'
 import { pagesRoute } from './http/api/v1/pages.js'
 import { registerApiPipeline } from './http/api/v1/pipeline.js'
@@ -18,10 +19,12 @@ import {
   UNAVAILABLE_RETRY_AFTER_S,
 } from './http/errors.js'
 import { registerHome } from './http/home.js'
+import { intakeFace } from './http/intake/index.js'
 import { REDACTED, redactingLoggerOptions } from './http/logging.js'
 import { registerMetrics } from './http/metrics.js'
 import { parseQueryString } from './http/params.js'
 import { pathSuggester } from './http/suggest.js'
+import { type IntakeLimiter, MemoryIntakeLimiter } from './ratelimit/intake.js'
 import type { RateLimiter } from './ratelimit/limiter.js'
 import { ErrorSchema } from './schemas.js'
 import type { Services } from './services/index.js'
@@ -37,10 +40,14 @@ export interface AppDependencies {
         | 'METRICS_PORT'
         | 'METRICS_TOKEN'
         | 'RATE_LIMIT_PER_SECOND'
+        | 'INTAKE_RATE_LIMIT_PER_MINUTE'
+        | 'PUBLIC_URL'
       >
     >
   services: Services
   limiter: RateLimiter
+  /** Counts public form posts per address; in memory with the configured limit when not given. */
+  intakeLimiter?: IntakeLimiter
   /** Set `draining` to make `/readyz` fail while the API keeps serving, ahead of a shutdown. */
   lifecycle?: { draining: boolean }
   /** Checked by `/readyz` and reported in `/metrics`. */
@@ -160,6 +167,15 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.addHook('onClose', async () => {
     await deps.services.usage.stop()
   })
+  // Submissions past a form's retention (and old spam) are deleted about hourly, by one instance.
+  app.addHook('onReady', async () => {
+    deps.services.intake.start((error) =>
+      app.log.warn({ err: error }, 'could not delete expired submissions'),
+    )
+  })
+  app.addHook('onClose', async () => {
+    deps.services.intake.stop()
+  })
 
   // A callback hook, not an async one: it never waits, and an async hook costs every request a
   // promise and a turn of the microtask queue. What it throws, Fastify hands to the error handler.
@@ -234,6 +250,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         usage: deps.services.usage,
       })
       api.route(formsRoute(deps.services.content))
+      api.route(formRoute(deps.services.intake, deps.config.PUBLIC_URL))
       api.route(submissionsRoute(deps.services.content))
       api.route(pagesRoute(deps.services.content))
       api.route(redirectsRoute(deps.services.content))
@@ -245,6 +262,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
     { prefix: '/api/v1' },
   )
+
+  // Public form intake: no API key, its own body reading and answers.
+  await app.register(intakeFace, {
+    prefix: '/f',
+    intake: deps.services.intake,
+    limiter: deps.intakeLimiter ?? new MemoryIntakeLimiter(deps.config.INTAKE_RATE_LIMIT_PER_MINUTE ?? 5),
+    style,
+  })
 
   if (deps.config.ADMIN_DASHBOARD !== 'off') {
     const { adminDashboard } = await import('./admin/index.js')

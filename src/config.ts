@@ -30,6 +30,17 @@ export const ConfigSchema = Type.Object({
   }),
   RATE_LIMIT_PER_HOUR: PositiveInt('requests per key per hour', 1000),
   RATE_LIMIT_PER_SECOND: PositiveInt('requests per key in any rolling second', 10),
+  INTAKE_RATE_LIMIT_PER_MINUTE: PositiveInt(
+    'accepted public form posts per client address per form in any rolling minute',
+    5,
+  ),
+  PUBLIC_URL: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^/?#\\s]+(/[^?#\\s]*)?$',
+      description:
+        "the server's public base URL (`https://forms.example.com`), for the address forms post to",
+    }),
+  ),
   TRUST_PROXY: Type.Optional(
     Type.String({
       pattern: '^(true|false|[0-9]{1,2}|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$',
@@ -91,6 +102,7 @@ const NUMERIC_KEYS = [
   'PORT',
   'RATE_LIMIT_PER_HOUR',
   'RATE_LIMIT_PER_SECOND',
+  'INTAKE_RATE_LIMIT_PER_MINUTE',
   'SHUTDOWN_GRACE_MS',
   'METRICS_PORT',
 ] as const

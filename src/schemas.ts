@@ -1,4 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { FieldDefinitionSchema } from './resources/form.js'
+
+export { FieldDefinitionSchema }
 
 /**
  * One schema per resource. Field order here is the order on the wire: the HTTP layer compiles
@@ -28,6 +31,36 @@ export const FormSchema = Type.Object(
   { $id: 'Form', description: 'A form of the site.', additionalProperties: false },
 )
 export type Form = Static<typeof FormSchema>
+
+export const FormDetailSchema = Type.Object(
+  {
+    id: Id('form'),
+    title: Type.String({ examples: ['Contact us'] }),
+    description: NullableString('what the form is for, if the site gave one'),
+    fields: Type.Array(FieldDefinitionSchema, {
+      description: 'the fields the form expects, in order; empty when it defines none',
+    }),
+    intake: Type.Object(
+      {
+        enabled: Type.Boolean({
+          description: 'the form takes public posts now (its intake is on and it is active)',
+        }),
+        url: Type.String({
+          format: 'uri',
+          description: 'the absolute address a site posts the form to',
+          examples: ['https://lectern.example.com/f/form_8mXqz1Lr0aT2kVb9PcW4'],
+        }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  {
+    $id: 'FormDetail',
+    description: 'A form with its field definitions and where a site posts it, so a site can render it.',
+    additionalProperties: false,
+  },
+)
+export type FormDetail = Static<typeof FormDetailSchema>
 
 export const SubmissionSchema = Type.Object(
   {

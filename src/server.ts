@@ -5,7 +5,7 @@ import type { Config } from './config.js'
 import { type DatabaseHandle, openDatabase } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
 import { serveMetrics } from './http/metrics.js'
-import { createRateLimiter } from './ratelimit/index.js'
+import { createIntakeLimiter, createRateLimiter } from './ratelimit/index.js'
 import { createServices } from './services/index.js'
 
 export interface RunningServer {
@@ -40,8 +40,18 @@ export async function startServer(
     warn: (object: unknown, message?: string) => app?.log.warn(object, message),
     info: (message: string) => app?.log.info(message),
   })
+  const intakeLimiter = createIntakeLimiter(config, {
+    warn: (object: unknown, message?: string) => app?.log.warn(object, message),
+  })
   const lifecycle = { draining: false }
-  app = await buildApp({ config, services: createServices(database), limiter, database, lifecycle })
+  app = await buildApp({
+    config,
+    services: createServices(database),
+    limiter,
+    intakeLimiter,
+    database,
+    lifecycle,
+  })
   const url = await app.listen({ port: config.PORT, host: config.HOST })
   let metricsServer: Server | undefined
   let metricsUrl: string | undefined
@@ -77,6 +87,7 @@ export async function startServer(
           })
         }
         await limiter.close()
+        await intakeLimiter.close()
         await database.close()
       })()
       return closing

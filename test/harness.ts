@@ -9,6 +9,7 @@ import type { Config } from '../src/config.js'
 import { type DatabaseHandle, type DialectName, openDatabase } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { randomBase62 } from '../src/ids.js'
+import { type IntakeLimiter, MemoryIntakeLimiter, RedisIntakeLimiter } from '../src/ratelimit/intake.js'
 import type { RateLimiter } from '../src/ratelimit/limiter.js'
 import { MemoryRateLimiter } from '../src/ratelimit/memory.js'
 import { RedisRateLimiter } from '../src/ratelimit/redis.js'
@@ -29,6 +30,8 @@ export interface TestContext {
   database: DatabaseHandle
   services: Services
   limiter: RateLimiter
+  /** Counts public form posts (Redis on the PostgreSQL project, as several instances would). */
+  intakeLimiter: IntakeLimiter
   /** The `DATABASE_URL` of this context, for CLI processes and servers that should share its database. */
   databaseUrl: string
   dialect: DialectName
@@ -47,6 +50,12 @@ export interface TestContextOptions {
   timeouts?: Partial<typeof SERVER_TIMEOUTS>
   /** Which optional surfaces to serve (both on by default, as in production). */
   surfaces?: Partial<Pick<Config, 'ADMIN_DASHBOARD' | 'API_REFERENCE'>>
+  /** Accepted public form posts per address and form in a rolling minute (5 by default). */
+  intakePerMinute?: number
+  /** `TRUST_PROXY`, for tests that post from several client addresses. */
+  trustProxy?: string
+  /** `PUBLIC_URL`. */
+  publicUrl?: string
 }
 
 export interface TestDatabase {
@@ -92,22 +101,30 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   const limits = { perHour: options.perHour ?? 1000, perSecond: options.perSecond ?? 10 }
   let redis: Redis | undefined
   let limiter: RateLimiter
+  const intakePerMinute = options.intakePerMinute ?? 5
+  let intakeLimiter: IntakeLimiter
   if (TEST_DIALECT === 'postgres' && options.clock === undefined) {
     redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 })
     await redis.connect()
-    limiter = new RedisRateLimiter(redis, limits, `lectern-test:${randomBase62(10)}:`)
+    const prefix = `lectern-test:${randomBase62(10)}:`
+    limiter = new RedisRateLimiter(redis, limits, prefix)
+    intakeLimiter = new RedisIntakeLimiter(redis, intakePerMinute, `${prefix}intake:`)
   } else {
     limiter = new MemoryRateLimiter(limits, options.clock)
+    intakeLimiter = new MemoryIntakeLimiter(intakePerMinute)
   }
   const app = await buildApp({
     config: {
       ERROR_STYLE: options.errorStyle ?? 'code',
       LOG_LEVEL: options.logLevel ?? 'silent',
       RATE_LIMIT_PER_SECOND: limits.perSecond,
+      TRUST_PROXY: options.trustProxy,
+      PUBLIC_URL: options.publicUrl,
       ...options.surfaces,
     },
     services,
     limiter,
+    intakeLimiter,
     database,
     logStream: options.logStream,
     timeouts: options.timeouts,
@@ -118,6 +135,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     database,
     services,
     limiter,
+    intakeLimiter,
     databaseUrl: testDatabase.url,
     dialect: TEST_DIALECT,
     dir,

@@ -8,7 +8,7 @@ import type { Generated, GeneratedAlways } from 'kysely'
 export type Flag = 0 | 1
 
 /** The rows of `locks` (made by migration 002); see `locks.ts`. */
-export type LockName = 'setup' | 'redirects'
+export type LockName = 'setup' | 'redirects' | 'retention'
 
 /** The tables whose rows the API serves; any change to them moves the content version. */
 export const CONTENT_TABLES = ['forms', 'submissions', 'pages', 'redirects'] as const
@@ -20,6 +20,19 @@ export interface FormsTable {
   is_active: Flag
   created_at: string
   updated_at: string
+  /** The intake settings as JSON text (migration 011); null: the defaults, intake off. */
+  intake: string | null
+}
+
+/** A submission the honeypot caught (migration 011): kept apart, never listed with submissions. */
+export interface SpamSubmissionsTable {
+  id: string
+  form_id: string
+  data: string
+  ip_address: string | null
+  user_agent: string | null
+  referrer: string | null
+  created_at: string
 }
 
 export interface SubmissionsTable {
@@ -192,6 +205,7 @@ export interface Database {
    * rows themselves (`SUBMISSION_COLUMNS`), since SQLite computes it on every read.
    */
   submissions: SubmissionsTable & { json: GeneratedAlways<string> }
+  spam_submissions: SpamSubmissionsTable
   pages: PagesTable
   redirects: RedirectsTable
   users: UsersTable

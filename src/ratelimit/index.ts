@@ -2,6 +2,12 @@ import { createRequire } from 'node:module'
 import type { Redis as RedisClient } from 'ioredis'
 import type { Config } from '../config.js'
 import { FallbackRateLimiter } from './fallback.js'
+import {
+  FallbackIntakeLimiter,
+  type IntakeLimiter,
+  MemoryIntakeLimiter,
+  RedisIntakeLimiter,
+} from './intake.js'
 import type { RateLimiter } from './limiter.js'
 import { MemoryRateLimiter } from './memory.js'
 import { RedisRateLimiter } from './redis.js'
@@ -52,6 +58,38 @@ export function createRateLimiter(
     status: () => limiter.status(),
     async close() {
       await limiter.close()
+      redis.disconnect()
+    },
+  }
+}
+
+/**
+ * The limiter of public form posts: in memory for one instance, or Redis shared by all instances
+ * (`REDIS_URL`), falling back to memory while Redis cannot be reached.
+ */
+export function createIntakeLimiter(
+  config: Pick<Config, 'REDIS_URL' | 'INTAKE_RATE_LIMIT_PER_MINUTE'>,
+  log: { warn(object: unknown, message?: string): void },
+): IntakeLimiter {
+  const perMinute = config.INTAKE_RATE_LIMIT_PER_MINUTE
+  if (!config.REDIS_URL) return new MemoryIntakeLimiter(perMinute)
+  const { Redis } = createRequire(import.meta.url)('ioredis') as { Redis: typeof RedisClient }
+  const redis = new Redis(config.REDIS_URL, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 500,
+    connectTimeout: 2000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  })
+  redis.on('error', () => {})
+  const limiter = new FallbackIntakeLimiter(
+    new RedisIntakeLimiter(redis, perMinute),
+    new MemoryIntakeLimiter(perMinute),
+    (error) => log.warn({ err: error }, 'Redis unreachable: counting form posts in this instance’s memory'),
+  )
+  return {
+    take: (key) => limiter.take(key),
+    async close() {
       redis.disconnect()
     },
   }

@@ -5,6 +5,7 @@ import { createContentAdminService } from './content-admin.js'
 import { createDashboardLists } from './dashboard-lists.js'
 import { createImporter } from './import/index.js'
 import { createInboxService } from './inbox.js'
+import { createIntakeService } from './intake.js'
 import { createKeyService } from './keys.js'
 import { createRedirectApplier } from './redirect-applier.js'
 import { createRedirectService } from './redirects.js'
@@ -16,7 +17,10 @@ import { createUserService } from './users.js'
  * The services every face (API, dashboard, CLI) works through; none of them touches the database.
  * `options.sessions` sets the dashboard's session timeouts and sign-in throttle (and, in tests, a clock).
  */
-export function createServices(database: DatabaseHandle, options: { sessions?: SessionOptions } = {}) {
+export function createServices(
+  database: DatabaseHandle,
+  options: { sessions?: SessionOptions; intake?: { clock?: () => number } } = {},
+) {
   return {
     content: createContentService(database),
     importer: createImporter(database.db),
@@ -25,6 +29,7 @@ export function createServices(database: DatabaseHandle, options: { sessions?: S
     sessions: createSessionService(database.db, options.sessions),
     contentAdmin: createContentAdminService(database.db),
     inbox: createInboxService(database.db),
+    intake: createIntakeService(database.db, options.intake),
     lists: createDashboardLists(database.db),
     redirects: createRedirectService(database.db),
     redirectApplier: createRedirectApplier(database.db),

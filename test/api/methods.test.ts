@@ -134,7 +134,6 @@ describe('methods, unknown paths and request ids under /api/v1', () => {
       '/api/v1/nope',
       '/api/v1/forms/',
       '/api/v1/FORMS',
-      `/api/v1/forms/${FORM_ID}`,
       `/api/v1/forms/${FORM_ID}/submissions/`,
       `/api/v1/forms/${FORM_ID}/submissions/extra`,
       '/api/v1/forms//submissions',

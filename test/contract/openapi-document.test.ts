@@ -24,6 +24,13 @@ const OPERATIONS = {
   '/api/v1/page-builder/redirects': { operationId: 'listRedirects', filter: 'active', pathParameters: [] },
 } as const
 
+/** The operations that answer one resource rather than a list. */
+const SINGLE_OPERATIONS = {
+  '/api/v1/forms/{id}': { operationId: 'getForm', pathParameters: ['id'] },
+} as const
+
+const ALL_OPERATIONS = { ...OPERATIONS, ...SINGLE_OPERATIONS }
+
 const ERROR_TYPES_BY_STATUS: Record<string, string[]> = {
   '400': ['invalid_parameters', 'bad_request'],
   '401': [
@@ -80,9 +87,9 @@ describe('the OpenAPI document', () => {
     await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined()
   })
 
-  it('describes exactly the four endpoints, each with GET and HEAD, and hides every route outside /api/v1', () => {
-    expect(Object.keys(document.paths ?? {}).sort()).toEqual(Object.keys(OPERATIONS).sort())
-    for (const [path, expected] of Object.entries(OPERATIONS)) {
+  it('describes exactly the five endpoints, each with GET and HEAD, and hides every route outside /api/v1', () => {
+    expect(Object.keys(document.paths ?? {}).sort()).toEqual(Object.keys(ALL_OPERATIONS).sort())
+    for (const [path, expected] of Object.entries(ALL_OPERATIONS)) {
       expect(Object.keys(document.paths?.[path] ?? {})).toEqual(['get', 'head'])
       expect(operation(path).operationId).toBe(expected.operationId)
       const head = document.paths?.[path]?.head as Operation
@@ -104,7 +111,7 @@ describe('the OpenAPI document', () => {
   })
 
   it('documents the 405 with its Allow header on every operation, for the methods a path does not serve', () => {
-    for (const path of Object.keys(OPERATIONS)) {
+    for (const path of Object.keys(ALL_OPERATIONS)) {
       for (const method of ['get', 'head'] as const) {
         const responses = (document.paths?.[path]?.[method] as Operation | undefined)?.responses ?? {}
         expect(responses['405']).toEqual({ $ref: '#/components/responses/MethodNotAllowed' })
@@ -117,6 +124,8 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(components).sort()).toEqual([
       'Error',
       'Form',
+      'FormDetail',
+      'FormField',
       'ListMeta',
       'Page',
       'Redirect',
@@ -157,13 +166,15 @@ describe('the OpenAPI document', () => {
 
   it('secures every operation with the bearer scheme', () => {
     expect(document.components?.securitySchemes?.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
-    for (const path of Object.keys(OPERATIONS)) expect(operation(path).security).toEqual([{ bearerAuth: [] }])
+    for (const path of Object.keys(ALL_OPERATIONS))
+      expect(operation(path).security).toEqual([{ bearerAuth: [] }])
   })
 
   it('documents the request id, rate-limit and entity-tag headers of a successful response', () => {
-    for (const path of Object.keys(OPERATIONS)) {
+    for (const path of Object.keys(ALL_OPERATIONS)) {
       const ok = responsesOf(path)['200'] as Response
-      expect(ok.content?.['application/json']?.schema).toMatchObject({ required: ['data', 'meta'] })
+      const envelope = path in OPERATIONS ? ['data', 'meta'] : ['data']
+      expect(ok.content?.['application/json']?.schema).toMatchObject({ required: envelope })
       for (const name of [
         'X-Request-Id',
         'X-RateLimit-Limit',
@@ -178,7 +189,7 @@ describe('the OpenAPI document', () => {
   })
 
   it('documents every error status of every operation, with the error types it can carry', () => {
-    for (const [path, expected] of Object.entries(OPERATIONS)) {
+    for (const [path, expected] of Object.entries(ALL_OPERATIONS)) {
       const statuses = Object.keys(responsesOf(path))
       expect(statuses).toEqual(
         expect.arrayContaining(['400', '401', '403', '405', '408', '414', '429', '431', '500', '503']),
@@ -221,7 +232,7 @@ describe('the OpenAPI document', () => {
   })
 
   it('gives every operation a curl example', () => {
-    for (const path of Object.keys(OPERATIONS)) {
+    for (const path of Object.keys(ALL_OPERATIONS)) {
       for (const [method, flag] of [
         ['get', ''],
         ['head', ' --head'],

@@ -24,6 +24,7 @@ const RELEASED: Record<string, string> = {
   '009-submission-json.ts': '354d70a1af64b183adb43e5daa76c7a8c751a1df1e9cb229b0d23f82dc84651d',
   '010-password-checks.ts': '84a6c3bc536fd2ea82d79a6ae2aa86e3249c2ba3f60427c007608a27b0297f7b',
   '011-scoped-content-versions.ts': 'a84fc8cb58cb00258362a1167f09847eb3f7df8ce228d85d40f9cc602290845d',
+  '012-form-intake.ts': 'c091950eae1aa4cb3c16bd19247963d76ce3f173d18da1f8d09dadc87c77a70d',
 }
 
 const migrationFiles = () => readdirSync(MIGRATIONS_DIR).filter((name) => /^\d{3}-.+\.ts$/.test(name))

@@ -54,6 +54,8 @@ describe('importing a JSON file', () => {
         is_active: 1,
         created_at: expect.stringMatching(CANONICAL),
         updated_at: expect.stringMatching(CANONICAL),
+        // An imported form does not take public posts unless its record says so.
+        intake: null,
       },
     ])
     expect(submissions).toEqual([
@@ -134,6 +136,7 @@ describe('importing a JSON file', () => {
       is_active: 0,
       created_at: '2023-01-01T00:00:00Z',
       updated_at: '2023-02-01T00:00:00Z',
+      intake: null,
     })
     expect(submissions[0]).toEqual({
       id: 'submission_a',
@@ -498,5 +501,77 @@ describe('refusing a JSON file', () => {
     expect(error.problems[99]).toBe('forms[99].title: must be a string (got a number)')
     expect(error.problems[100]).toBe('…and 50 more problems')
     expect(error.message).toBe('Import refused: 150 problems, nothing was written')
+  })
+})
+
+describe("a form record's intake", () => {
+  const stored = async (id: string) => {
+    const row = await db.selectFrom('forms').select('intake').where('id', '=', id).executeTakeFirstOrThrow()
+    return row.intake === null ? null : (JSON.parse(row.intake) as Record<string, unknown>)
+  }
+
+  it('stores the intake a record gives, with the defaults of what it leaves out', async () => {
+    await importer.importFile(
+      jsonFile({
+        forms: [
+          {
+            id: 'form_contact',
+            title: 'Contact',
+            intake: {
+              enabled: true,
+              allowedOrigins: ['https://www.example.com'],
+              fields: [{ name: 'email', type: 'email', required: true }],
+            },
+          },
+        ],
+      }),
+    )
+    expect(await stored('form_contact')).toEqual({
+      enabled: true,
+      allowedOrigins: ['https://www.example.com'],
+      redirectUrl: null,
+      storeIpAddress: true,
+      retentionDays: null,
+      notifyEmails: [],
+      fields: [
+        { name: 'email', label: 'email', type: 'email', required: true, options: null, maxLength: null },
+      ],
+    })
+  })
+
+  it('leaves a stored intake as it is when a record of the same form has none', async () => {
+    await importer.importFile(jsonFile({ forms: [{ id: 'form_a', title: 'A', intake: { enabled: true } }] }))
+    await importer.importFile(jsonFile({ forms: [{ id: 'form_a', title: 'A again' }] }, 'again.json'))
+    expect(await stored('form_a')).toMatchObject({ enabled: true })
+  })
+
+  it('refuses an intake that breaks its rules, naming each problem, and writes nothing', async () => {
+    const error = await refusal(
+      importer.importFile(
+        jsonFile({
+          forms: [
+            {
+              id: 'form_a',
+              title: 'A',
+              intake: {
+                allowedOrigins: ['https://www.example.com/path'],
+                retentionDays: 0,
+                fields: [{ name: '_secret', type: 'colour' }],
+              },
+            },
+          ],
+        }),
+      ),
+    )
+    expect(error.problems).toHaveLength(1)
+    expect(error.problems[0]).toMatch(/^forms\[0\]\.intake: /)
+    for (const part of [
+      'allowedOrigins[0] must be an origin',
+      'retentionDays must be',
+      'fields[0].name must not begin with _',
+      'fields[0].type must be one of',
+    ])
+      expect(error.problems[0]).toContain(part)
+    expect((await contentSnapshot(db)).forms).toEqual([])
   })
 })

@@ -52,6 +52,65 @@ export interface ListMeta {
 }
 
 /**
+ * A form with its field definitions and where a site posts it, so a site can render it.
+ */
+export interface FormDetail {
+  /**
+   * opaque identifier
+   */
+  id: string
+  title: string
+  /**
+   * what the form is for, if the site gave one
+   */
+  description: string | null
+  /**
+   * the fields the form expects, in order; empty when it defines none
+   */
+  fields: FormField[]
+  intake: {
+    /**
+     * the form takes public posts now (its intake is on and it is active)
+     */
+    enabled: boolean
+    /**
+     * the absolute address a site posts the form to
+     */
+    url: string
+  }
+}
+
+/**
+ * A field a form expects.
+ */
+export interface FormField {
+  /**
+   * the name the HTML form posts the field under
+   */
+  name: string
+  /**
+   * what the field is called on the page
+   */
+  label: string
+  /**
+   * what the value must be
+   */
+  type: 'text' | 'textarea' | 'email' | 'url' | 'tel' | 'number' | 'date' | 'checkbox' | 'select'
+  /**
+   * a missing or blank value is refused
+   */
+  required: boolean
+  /**
+   * the values a `select` accepts; null for other types
+   */
+  options: string[] | null
+  /**
+   * the most characters a value may have; null: no cap of its own
+   */
+  maxLength: number | null
+}
+
+/**
  * One submission of a form. Submissions hold personal data.
  */
 export interface Submission {
@@ -188,6 +247,10 @@ export interface ListFormsParams {
 export interface ListFormsResponse {
   data: Form[]
   meta: ListMeta
+}
+
+export interface GetFormResponse {
+  data: FormDetail
 }
 
 export interface ListFormSubmissionsParams {

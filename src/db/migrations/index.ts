@@ -10,6 +10,7 @@ import * as submissionInbox from './008-submission-inbox.js'
 import * as submissionJson from './009-submission-json.js'
 import * as passwordChecks from './010-password-checks.js'
 import * as scopedContentVersions from './011-scoped-content-versions.js'
+import * as formIntake from './012-form-intake.js'
 
 /** Migrations are listed here rather than read from disk so that source and build run the same set. */
 export const migrationProvider: MigrationProvider = {
@@ -26,6 +27,7 @@ export const migrationProvider: MigrationProvider = {
       '009-submission-json': submissionJson,
       '010-password-checks': passwordChecks,
       '011-scoped-content-versions': scopedContentVersions,
+      '012-form-intake': formIntake,
     }
   },
 }

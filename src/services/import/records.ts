@@ -9,6 +9,7 @@ import {
 } from '@sinclair/typebox'
 import { idProblem, MAX_ID_LENGTH } from '../../ids.js'
 import { characterProblem, DATA_LIMITS, FIELD_LIMITS, textProblem } from '../../limits.js'
+import { IntakeSettingsInputSchema, readIntakeSettings } from '../../resources/form.js'
 import { FormSchema, PageSchema, RedirectSchema, SubmissionSchema } from '../../schemas.js'
 import { parseTimestamp } from '../../time.js'
 import { normaliseRedirectPath } from '../redirect-rules.js'
@@ -87,6 +88,8 @@ export const readForm = recordReader(
       limits: { title: FIELD_LIMITS.formTitle, description: FIELD_LIMITS.formDescription },
     }),
     isActive: Type.Boolean({ default: true }),
+    // Absent: a new form's intake stays off and an existing form's is left as it is.
+    intake: Type.Optional(IntakeSettingsInputSchema),
     // The API does not show a form's timestamps, but forms keep them like every other resource.
     ...importFields(Type.Pick(PageSchema, ['createdAt', 'updatedAt']).properties),
   }),
@@ -277,6 +280,16 @@ function checkerFor(name: string, schema: TSchema, nullable: boolean): Checker {
       (value) => values.includes(value),
       (value) => `must be ${expected} ${got(value)}`,
     )
+  }
+  if (schema.$id === IntakeSettingsInputSchema.$id) {
+    // The intake's own rules (resources/form.ts), the same the dashboard and the API apply.
+    return {
+      placeholder: undefined,
+      check: (value) => {
+        const { settings, problems } = readIntakeSettings(value)
+        return problems.length === 0 ? settings : new Refusal(problems.join('; '))
+      },
+    }
   }
   if (KindGuard.IsBoolean(schema)) {
     return keeping(

@@ -138,6 +138,8 @@ const formRow = (draft: FormDraft, stamps: RowStamps): Insertable<FormsTable> =>
   title: draft.title,
   description: draft.description,
   is_active: flag(draft.isActive),
+  // Null leaves a stored form's intake as it is (see upsertQuery).
+  intake: draft.intake === undefined ? null : JSON.stringify(draft.intake),
   ...stamps,
 })
 
@@ -458,7 +460,15 @@ class Writer {
 
   private upsertQuery<T extends ContentTable>(table: T, rows: Insertable<Database[T]>[]) {
     const columns = Object.keys(rows[0]).filter((column) => column !== 'id')
-    const update = Object.fromEntries(columns.map((column) => [column, sql.ref(`excluded.${column}`)]))
+    const update = Object.fromEntries(
+      columns.map((column) => [
+        column,
+        // A form record without `intake` must not switch off (or on) a form's public intake.
+        table === 'forms' && column === 'intake'
+          ? sql`coalesce(excluded.intake, forms.intake)`
+          : sql.ref(`excluded.${column}`),
+      ]),
+    )
     return this.trx
       .insertInto(table)
       .values(rows)

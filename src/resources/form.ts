@@ -1,0 +1,319 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+
+/**
+ * A form's intake: the settings that let a site's own HTML forms post to Lectern, and the
+ * definitions of the fields it expects. One module, so the importer, the API and the dashboard
+ * check them with the same rules and say the same things.
+ */
+
+export const FIELD_TYPES = [
+  'text',
+  'textarea',
+  'email',
+  'url',
+  'tel',
+  'number',
+  'date',
+  'checkbox',
+  'select',
+] as const
+export type FieldType = (typeof FIELD_TYPES)[number]
+
+/** Limits of what a post may carry; the intake's body reader enforces them while it reads. */
+export const INTAKE_LIMITS = {
+  /** Bytes of a request body. */
+  bodyBytes: 65_536,
+  /** Fields of one post, control fields (`_…`) not counted. */
+  fields: 100,
+  /** Characters of a field's name. */
+  nameLength: 100,
+  /** Characters of a field's value. */
+  valueLength: 10_000,
+} as const
+
+/** How long spam is kept before it is deleted, in days. */
+export const SPAM_RETENTION_DAYS = 30
+
+const MAX_ORIGINS = 50
+const MAX_EMAILS = 20
+const MAX_OPTIONS = 200
+
+export const FieldDefinitionSchema = Type.Object(
+  {
+    name: Type.String({ description: 'the name the HTML form posts the field under', examples: ['email'] }),
+    label: Type.String({ description: 'what the field is called on the page', examples: ['Your email'] }),
+    type: Type.Union(
+      FIELD_TYPES.map((type) => Type.Literal(type)),
+      { description: 'what the value must be' },
+    ),
+    required: Type.Boolean({ description: 'a missing or blank value is refused' }),
+    options: Type.Unsafe<string[] | null>({
+      type: ['array', 'null'],
+      items: { type: 'string' },
+      description: 'the values a `select` accepts; null for other types',
+    }),
+    maxLength: Type.Unsafe<number | null>({
+      type: ['integer', 'null'],
+      minimum: 1,
+      description: 'the most characters a value may have; null: no cap of its own',
+    }),
+  },
+  { $id: 'FormField', description: 'A field a form expects.', additionalProperties: false },
+)
+export type FieldDefinition = Static<typeof FieldDefinitionSchema>
+
+/** A form's intake settings with every default filled in, as stored and as services use them. */
+export interface IntakeSettings {
+  enabled: boolean
+  allowedOrigins: string[]
+  redirectUrl: string | null
+  storeIpAddress: boolean
+  retentionDays: number | null
+  notifyEmails: string[]
+  fields: FieldDefinition[]
+}
+
+export const DEFAULT_INTAKE: IntakeSettings = Object.freeze({
+  enabled: false,
+  allowedOrigins: [],
+  redirectUrl: null,
+  storeIpAddress: true,
+  retentionDays: null,
+  notifyEmails: [],
+  fields: [],
+})
+
+/**
+ * The intake settings as given (the import format's `intake` object, the dashboard's editor):
+ * every member optional, its default applying when absent.
+ */
+export const IntakeSettingsInputSchema = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean()),
+    allowedOrigins: Type.Optional(Type.Array(Type.String())),
+    redirectUrl: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    storeIpAddress: Type.Optional(Type.Boolean()),
+    retentionDays: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+    notifyEmails: Type.Optional(Type.Array(Type.String())),
+    fields: Type.Optional(Type.Array(Type.Unknown())),
+  },
+  { $id: 'FormIntakeSettings', additionalProperties: false },
+)
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/
+const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)$/
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
+
+/** `value` as an origin (`https://www.example.com`), or null when it is not exactly one. */
+export function asOrigin(value: string): string | null {
+  try {
+    const url = new URL(value)
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return null
+    return url.origin === value ? value : null
+  } catch {
+    return null
+  }
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value)
+    return url.protocol === 'http:' || url.protocol === 'https:'
+  } catch {
+    return false
+  }
+}
+
+/** Whether `value` is a place a browser may be sent: an absolute http(s) URL or a path of this site. */
+export function isRedirectTarget(value: string): boolean {
+  if (/[\s\\]/.test(value) || value.length > 2000) return false
+  if (value.startsWith('/')) return !value.startsWith('//')
+  return isHttpUrl(value)
+}
+
+const describe = (value: unknown) => JSON.stringify(value)?.slice(0, 80) ?? String(value)
+
+/**
+ * Reads intake settings as given, filling in the defaults. Returns the settings and every problem
+ * found, each naming its setting (`allowedOrigins[1] must be an origin…`); settings with problems
+ * must not be stored.
+ */
+export function readIntakeSettings(input: unknown): { settings: IntakeSettings; problems: string[] } {
+  const problems: string[] = []
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return { settings: { ...DEFAULT_INTAKE }, problems: ['must be a JSON object'] }
+  }
+  if (!Value.Check(IntakeSettingsInputSchema, input)) {
+    for (const error of Value.Errors(IntakeSettingsInputSchema, input)) {
+      const where = error.path.slice(1).replaceAll('/', '.') || 'intake'
+      problems.push(`${where}: ${error.message.toLowerCase()} (got ${describe(error.value)})`)
+    }
+    return { settings: { ...DEFAULT_INTAKE }, problems: [...new Set(problems)] }
+  }
+  const given = input as Static<typeof IntakeSettingsInputSchema>
+  const settings: IntakeSettings = {
+    enabled: given.enabled ?? DEFAULT_INTAKE.enabled,
+    allowedOrigins: given.allowedOrigins ?? [],
+    redirectUrl: given.redirectUrl ?? null,
+    storeIpAddress: given.storeIpAddress ?? DEFAULT_INTAKE.storeIpAddress,
+    retentionDays: given.retentionDays ?? null,
+    notifyEmails: given.notifyEmails ?? [],
+    fields: [],
+  }
+  if (settings.allowedOrigins.length > MAX_ORIGINS)
+    problems.push(`allowedOrigins may list at most ${MAX_ORIGINS} origins`)
+  settings.allowedOrigins.forEach((origin, index) => {
+    if (asOrigin(origin) === null)
+      problems.push(
+        `allowedOrigins[${index}] must be an origin such as https://www.example.com, with no path (got ${describe(origin)})`,
+      )
+  })
+  if (settings.redirectUrl !== null && !isRedirectTarget(settings.redirectUrl))
+    problems.push(
+      `redirectUrl must be an absolute http(s) URL or a path starting with / (got ${describe(settings.redirectUrl)})`,
+    )
+  if (settings.retentionDays !== null && (settings.retentionDays < 1 || settings.retentionDays > 36_500))
+    problems.push(`retentionDays must be an integer from 1 to 36500, or null (got ${settings.retentionDays})`)
+  if (settings.notifyEmails.length > MAX_EMAILS)
+    problems.push(`notifyEmails may list at most ${MAX_EMAILS} addresses`)
+  settings.notifyEmails.forEach((email, index) => {
+    if (!EMAIL.test(email) || email.length > 254)
+      problems.push(`notifyEmails[${index}] must be an email address (got ${describe(email)})`)
+  })
+  const fields = given.fields ?? []
+  if (fields.length > INTAKE_LIMITS.fields)
+    problems.push(`fields may define at most ${INTAKE_LIMITS.fields} fields`)
+  const names = new Set<string>()
+  fields.forEach((field, index) => {
+    const read = readFieldDefinition(field, `fields[${index}]`, problems)
+    if (read === null) return
+    if (names.has(read.name)) problems.push(`fields[${index}].name '${read.name}' is defined twice`)
+    names.add(read.name)
+    settings.fields.push(read)
+  })
+  return { settings, problems }
+}
+
+function readFieldDefinition(value: unknown, where: string, problems: string[]): FieldDefinition | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    problems.push(`${where} must be a JSON object (got ${describe(value)})`)
+    return null
+  }
+  const field = value as Record<string, unknown>
+  const before = problems.length
+  for (const key of Object.keys(field)) {
+    if (!['name', 'label', 'type', 'required', 'options', 'maxLength'].includes(key))
+      problems.push(`${where} has an unknown member '${key}'`)
+  }
+  const { name, label, type, required, options, maxLength } = field
+  if (typeof name !== 'string' || name === '' || name.length > INTAKE_LIMITS.nameLength)
+    problems.push(`${where}.name must be a string of 1 to ${INTAKE_LIMITS.nameLength} characters`)
+  else if (name.startsWith('_'))
+    problems.push(`${where}.name must not begin with _ (such names are control fields, never stored)`)
+  if (label !== undefined && (typeof label !== 'string' || label.length > 200))
+    problems.push(`${where}.label must be a string of at most 200 characters`)
+  if (!FIELD_TYPES.includes(type as FieldType))
+    problems.push(`${where}.type must be one of ${FIELD_TYPES.join(', ')} (got ${describe(type)})`)
+  if (required !== undefined && typeof required !== 'boolean')
+    problems.push(`${where}.required must be true or false (got ${describe(required)})`)
+  if (type === 'select') {
+    if (
+      !Array.isArray(options) ||
+      options.length === 0 ||
+      options.length > MAX_OPTIONS ||
+      !options.every((option) => typeof option === 'string')
+    )
+      problems.push(`${where}.options must be an array of 1 to ${MAX_OPTIONS} strings for a select`)
+  } else if (options !== undefined && options !== null) {
+    problems.push(`${where}.options is only for a select`)
+  }
+  if (
+    maxLength !== undefined &&
+    maxLength !== null &&
+    !(
+      Number.isInteger(maxLength) &&
+      (maxLength as number) >= 1 &&
+      (maxLength as number) <= INTAKE_LIMITS.valueLength
+    )
+  )
+    problems.push(`${where}.maxLength must be an integer from 1 to ${INTAKE_LIMITS.valueLength}, or null`)
+  if (problems.length > before) return null
+  return {
+    name: name as string,
+    label: (label as string | undefined) ?? (name as string),
+    type: type as FieldType,
+    required: (required as boolean | undefined) ?? false,
+    options: type === 'select' ? (options as string[]) : null,
+    maxLength: (maxLength as number | null | undefined) ?? null,
+  }
+}
+
+/** Settings as stored in `forms.intake` (JSON text, or null for the defaults). */
+export function parseStoredIntake(text: string | null): IntakeSettings {
+  if (text === null) return { ...DEFAULT_INTAKE }
+  return { ...DEFAULT_INTAKE, ...(JSON.parse(text) as Partial<IntakeSettings>) }
+}
+
+/** A posted value: text from a form, or what a JSON body may hold. */
+export type PostedValue = string | number | boolean | (string | number | boolean)[]
+
+const isBlank = (value: string | number | boolean) =>
+  typeof value === 'string' ? value.trim() === '' : value === false
+
+/**
+ * What is wrong with the posted `data` by the form's field definitions: field name → problem.
+ * Fields the form does not define are not checked.
+ */
+export function fieldProblems(
+  fields: readonly FieldDefinition[],
+  data: Readonly<Record<string, PostedValue>>,
+): Record<string, string> {
+  const problems: Record<string, string> = {}
+  for (const field of fields) {
+    const given = Object.hasOwn(data, field.name) ? data[field.name] : undefined
+    const values = (given === undefined ? [] : Array.isArray(given) ? given : [given]).filter(
+      (value) => !isBlank(value),
+    )
+    if (values.length === 0) {
+      if (field.required) problems[field.name] = 'is required'
+      continue
+    }
+    for (const value of values) {
+      const problem = valueProblem(field, value)
+      if (problem !== null) {
+        problems[field.name] = problem
+        break
+      }
+    }
+  }
+  return problems
+}
+
+function valueProblem(field: FieldDefinition, value: string | number | boolean): string | null {
+  const text = String(value)
+  if (field.maxLength !== null && text.length > field.maxLength)
+    return `must be at most ${field.maxLength} characters`
+  switch (field.type) {
+    case 'email':
+      return EMAIL.test(text) ? null : 'must be an email address'
+    case 'url':
+      return isHttpUrl(text) ? null : 'must be an absolute http(s) URL'
+    case 'number':
+      return typeof value === 'number' || NUMBER.test(text) ? null : 'must be a number'
+    case 'date':
+      return isDate(text) ? null : 'must be a date (YYYY-MM-DD)'
+    case 'select':
+      return field.options?.includes(text) ? null : `must be one of ${(field.options ?? []).join(', ')}`
+    default:
+      return null
+  }
+}
+
+function isDate(text: string): boolean {
+  const match = DATE.exec(text)
+  if (match === null) return false
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
+  const date = new Date(Date.UTC(year, month - 1, day))
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+}

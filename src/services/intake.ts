@@ -1,0 +1,223 @@
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/tables.js'
+import { NotFoundError, ValidationError } from '../errors.js'
+import { newId } from '../ids.js'
+import {
+  type FieldDefinition,
+  type IntakeSettings,
+  type PostedValue,
+  parseStoredIntake,
+  readIntakeSettings,
+  SPAM_RETENTION_DAYS,
+} from '../resources/form.js'
+import { formatTimestamp } from '../time.js'
+import { type Actor, recordAudit } from './audit.js'
+
+const DAY_MS = 86_400_000
+/** How often each instance asks for the retention lease. */
+const RETENTION_TICK_MS = 5 * 60_000
+/**
+ * How long a taken lease keeps other instances from purging. With the tick above, a purge runs
+ * every 55 to 60 minutes on one instance, so "at least hourly" holds however many instances run.
+ */
+const RETENTION_LEASE_MS = 55 * 60_000
+
+/** A form as the intake needs it: whether it takes posts, and by which rules. */
+export interface IntakeForm {
+  id: string
+  title: string
+  description: string | null
+  isActive: boolean
+  settings: IntakeSettings
+}
+
+/** One post, as the intake's face read it; `data` holds only non-control fields. */
+export interface IntakePost {
+  data: Record<string, PostedValue>
+  ipAddress: string | null
+  userAgent: string | null
+  referrer: string | null
+  /** The honeypot was filled in: kept apart from submissions, never listed by the API. */
+  spam: boolean
+}
+
+/** What one retention run deleted: submissions by form, and spam. */
+export interface RetentionRun {
+  submissions: Record<string, number>
+  spam: number
+}
+
+export function createIntakeService(db: Kysely<Database>, options: { clock?: () => number } = {}) {
+  const clock = options.clock ?? Date.now
+  let timer: NodeJS.Timeout | undefined
+
+  async function form(formId: string): Promise<IntakeForm | null> {
+    const row = await db
+      .selectFrom('forms')
+      .select(['id', 'title', 'description', 'is_active', 'intake'])
+      .where('id', '=', formId)
+      .executeTakeFirst()
+    if (row === undefined) return null
+    return {
+      id: row.id,
+      title: row.title,
+      description: row.description,
+      isActive: row.is_active === 1,
+      settings: parseStoredIntake(row.intake),
+    }
+  }
+
+  const service = {
+    /** The form with its intake settings, or null when there is no such form. */
+    form,
+
+    /** A form as `GET /api/v1/forms/{id}` shows it; a form that does not exist is a `NotFoundError`. */
+    async describe(formId: string): Promise<IntakeForm & { fields: FieldDefinition[] }> {
+      const found = await form(formId)
+      if (found === null) throw new NotFoundError(`Form '${formId}' not found`)
+      return { ...found, fields: found.settings.fields }
+    },
+
+    /**
+     * Replaces a form's intake settings with `input` (absent members take their defaults); refuses
+     * bad settings with every problem at once. Audited as `form.intake_changed`.
+     */
+    async updateSettings(formId: string, input: unknown, actor: Actor = 'cli'): Promise<IntakeSettings> {
+      const { settings, problems } = readIntakeSettings(input)
+      if (problems.length > 0)
+        throw new ValidationError(`Invalid intake settings: ${problems.join('; ')}`, problems)
+      return db.transaction().execute(async (trx) => {
+        const row = await trx.selectFrom('forms').select('intake').where('id', '=', formId).executeTakeFirst()
+        if (row === undefined) throw new NotFoundError(`Form '${formId}' not found`)
+        const before = parseStoredIntake(row.intake)
+        const changed = (Object.keys(settings) as (keyof IntakeSettings)[]).filter(
+          (key) => JSON.stringify(before[key]) !== JSON.stringify(settings[key]),
+        )
+        await trx
+          .updateTable('forms')
+          .set({ intake: JSON.stringify(settings), updated_at: formatTimestamp(new Date(clock())) })
+          .where('id', '=', formId)
+          .execute()
+        await recordAudit(trx, {
+          actor,
+          action: 'form.intake_changed',
+          target: formId,
+          detail: { changed, enabled: settings.enabled },
+        })
+        return settings
+      })
+    },
+
+    /** Stores one accepted post and returns its id; spam goes to its own table. */
+    async accept(formId: string, post: IntakePost): Promise<string> {
+      const at = formatTimestamp(new Date(clock()))
+      const id = newId('submission')
+      const common = {
+        id,
+        form_id: formId,
+        data: JSON.stringify(post.data),
+        ip_address: post.ipAddress,
+        user_agent: post.userAgent,
+        referrer: post.referrer,
+        created_at: at,
+      }
+      if (post.spam) await db.insertInto('spam_submissions').values(common).execute()
+      else
+        await db
+          .insertInto('submissions')
+          .values({ ...common, submitted_by: null, is_read: 0, is_starred: 0, notes: null, updated_at: at })
+          .execute()
+      return id
+    },
+
+    /** How many caught posts a form has in its spam, for the dashboard and for checks. */
+    async spamCount(formId: string): Promise<number> {
+      const row = await db
+        .selectFrom('spam_submissions')
+        .select((eb) => eb.fn.countAll<number | string>().as('count'))
+        .where('form_id', '=', formId)
+        .executeTakeFirstOrThrow()
+      return Number(row.count)
+    },
+
+    /**
+     * Deletes the submissions older than each form's `retentionDays` and spam older than 30 days,
+     * in one transaction with one audit entry when anything was deleted.
+     */
+    async purgeExpired(): Promise<RetentionRun> {
+      const at = clock()
+      return db.transaction().execute(async (trx) => {
+        const run: RetentionRun = { submissions: {}, spam: 0 }
+        const forms = await trx
+          .selectFrom('forms')
+          .select(['id', 'intake'])
+          .where('intake', 'is not', null)
+          .execute()
+        for (const row of forms) {
+          const days = parseStoredIntake(row.intake).retentionDays
+          if (days === null) continue
+          const result = await trx
+            .deleteFrom('submissions')
+            .where('form_id', '=', row.id)
+            .where('created_at', '<', formatTimestamp(new Date(at - days * DAY_MS)))
+            .executeTakeFirst()
+          const deleted = Number(result.numDeletedRows)
+          if (deleted > 0) run.submissions[row.id] = deleted
+        }
+        const spam = await trx
+          .deleteFrom('spam_submissions')
+          .where('created_at', '<', formatTimestamp(new Date(at - SPAM_RETENTION_DAYS * DAY_MS)))
+          .executeTakeFirst()
+        run.spam = Number(spam.numDeletedRows)
+        if (Object.keys(run.submissions).length > 0 || run.spam > 0) {
+          await recordAudit(trx, {
+            actor: 'system',
+            action: 'submissions.expired',
+            target: 'retention',
+            detail: { ...run },
+          })
+        }
+        return run
+      })
+    },
+
+    /**
+     * Runs `purgeExpired` when this instance takes the retention lease, and returns what it
+     * deleted; null when another instance purged less than the lease's length ago. Taking the
+     * lease is one conditional update of the `retention` row, so two instances cannot both win.
+     */
+    async purgeIfDue(): Promise<RetentionRun | null> {
+      const at = clock()
+      const taken = await db
+        .updateTable('locks')
+        .set({ acquired_at: formatTimestamp(new Date(at)) })
+        .where('name', '=', 'retention')
+        .where((eb) =>
+          eb.or([
+            eb('acquired_at', 'is', null),
+            eb('acquired_at', '<=', formatTimestamp(new Date(at - RETENTION_LEASE_MS))),
+          ]),
+        )
+        .executeTakeFirst()
+      if (Number(taken.numUpdatedRows) === 0) return null
+      return service.purgeExpired()
+    },
+
+    /** Asks for the lease now and every few minutes until `stop()`, telling `onError` of failures. */
+    start(onError: (error: unknown) => void = () => {}): void {
+      if (timer !== undefined) return
+      const tick = () => void service.purgeIfDue().catch(onError)
+      tick()
+      timer = setInterval(tick, RETENTION_TICK_MS)
+      timer.unref()
+    },
+
+    stop(): void {
+      if (timer !== undefined) clearInterval(timer)
+      timer = undefined
+    },
+  }
+  return service
+}
+
+export type IntakeService = ReturnType<typeof createIntakeService>
