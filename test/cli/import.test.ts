@@ -98,6 +98,26 @@ describe('lectern import', () => {
     expect(await count('submissions')).toBe(0)
   })
 
+  it('says what it expected of a line or a file that is not JSON at all', async () => {
+    const ndjson = join(ctx.dir, 'notes.ndjson')
+    writeFileSync(ndjson, `${JSON.stringify({ kind: 'form', title: 'Fine' })}\n\nnot json\n`)
+    const line = await cli(['import', ndjson])
+    expect(line.code).not.toBe(0)
+    expect(line.stderr.trim().split('\n')[1]).toBe(
+      '  - line 3: not a JSON object: expected one JSON record per line, such as {"kind": "form", "title": "Contact"} (the line begins "not json")',
+    )
+    expect(line.stderr).not.toContain('Unexpected token')
+
+    const json = join(ctx.dir, 'notes.json')
+    writeFileSync(json, 'forms: Contact, Newsletter, and a very long list\n')
+    const file = await cli(['import', json])
+    expect(file.code).not.toBe(0)
+    expect(file.stderr.trim().split('\n')[1]).toBe(
+      '  - the file must hold a JSON object such as {"forms": [], "pages": []}, but it is not JSON (it begins "forms: Contact, Newslett…")',
+    )
+    expect(await count('forms')).toBe(0)
+  })
+
   it('fails clearly for a missing file or an unsupported extension', async () => {
     const missing = await cli(['import', join(ctx.dir, 'nope.json')])
     expect(missing.code).not.toBe(0)
