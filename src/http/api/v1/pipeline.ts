@@ -153,9 +153,7 @@ function rateLimitItems(decision: RateLimitDecision): string {
     refused === 'hour' ? retryAfter : Math.max(0, decision.resetAt - Math.floor(Date.now() / 1000)),
   )
   const items = `"hour";r=${decision.remaining};t=${hourReset}`
-  return refused === 'burst'
-    ? `${items}, "burst";r=0;t=${Math.min(BURST_WINDOW_S, retryAfter)}`
-    : items
+  return refused === 'burst' ? `${items}, "burst";r=0;t=${Math.min(BURST_WINDOW_S, retryAfter)}` : items
 }
 
 const MAX_NAMED_PARAMETERS = 5
