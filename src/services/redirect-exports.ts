@@ -66,9 +66,9 @@ export function redirectExportProblem(
  * Writes resolved redirects (chains already flattened by the matcher: each rule is the matcher's
  * answer for its `fromPath`) in `format`, as text chunks, one pass over `rules`, so that 100,000
  * redirects stream in linear time (nginx alone holds and sorts them first, see its writer). Every
- * format gives the answers of SPEC §2.1 when served; what each server needs for that is said beside
+ * format gives the answers of `redirect-matcher.ts` when served; what each server needs for that is said beside
  * its writer. Paths reach a file only encoded or escaped for that file, so no path can add a
- * directive; a `fromPath` holding a control character (which SPEC §2 refuses, and which could end a
+ * directive; a `fromPath` holding a control character (which the redirect rules refuse, and which could end a
  * line) is left out. Throws when {@link redirectExportProblem} says so.
  */
 export function* exportRedirects(
@@ -166,8 +166,8 @@ const GENERATED = '# Written by `lectern redirects export`; changes are lost on 
 /**
  * nginx, inside `server { }`: one exact-match `location =` per redirect. nginx compares a location
  * with the request path percent-decoded once (an invalid encoding is already a 400), case-sensitively,
- * as SPEC §2.1 does; exact locations are looked up in a tree, so 100,000 of them stay fast.
- * `absolute_redirect off` is set inside each block so that `Location` stays a path, as §2.1 says,
+ * as the matcher does; exact locations are looked up in a tree, so 100,000 of them stay fast.
+ * `absolute_redirect off` is set inside each block so that `Location` stays a path, as the matcher answers it,
  * without changing the server's other redirects. `$is_args$args` carries the raw query (nothing for
  * a bare `?`). The path is a quoted string (`"` and `\` escaped); the Location holds only unreserved
  * characters, `/` and `%XX`, none of which nginx interprets. nginx merges repeated slashes before
@@ -273,7 +273,7 @@ function celEscapes(text: string): string {
 /**
  * Netlify `_redirects`: `from to status!`, both paths percent-encoded (fields are separated by
  * spaces, and the encoding leaves no space, `:placeholder` or `*` splat). `!` forces the redirect
- * even when a file exists at the old path, as §2.1 does. Netlify passes the query string on.
+ * even when a file exists at the old path, as the matcher does. Netlify passes the query string on.
  */
 function* netlify(rules: Iterable<ResolvedRedirect>): Generator<string> {
   yield GENERATED

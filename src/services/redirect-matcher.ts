@@ -1,5 +1,5 @@
 /**
- * SPEC §2.1, the one redirect-matching algorithm, as a pure function of a set of redirects: no I/O,
+ * The one redirect-matching algorithm (README, Applying redirects; its cases: spec/redirect-cases.json), as a pure function of a set of redirects: no I/O,
  * no clock. The API server, the CLI (`lectern redirects match`) and every web-server export
  * (`redirect-exports.ts`) answer from a matcher built here, and `spec/redirect-cases.json` holds
  * the cases every implementation (this one, the exports, the three clients) must agree on.
@@ -83,7 +83,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /**
  * Percent-decodes a request path once (UTF-8), or `null` when the encoding is invalid: a `%` not
  * followed by two hex digits, or bytes that are not well-formed UTF-8 (overlong forms and encoded
- * surrogates included). `%2F` decodes to `/` like any other byte (SPEC §2.1 decodes once, then compares).
+ * surrogates included). `%2F` decodes to `/` like any other byte (matching decodes once, then compares).
  */
 export function decodeRequestPath(path: string): string | null {
   if (!path.includes('%')) return path
@@ -101,7 +101,7 @@ const WALKING = Symbol('walking')
 type Resolution = ResolvedRedirect | null
 
 /**
- * Builds a matcher from redirect items (SPEC §2.1). Inactive items are ignored; should two active
+ * Builds a matcher from redirect items. Inactive items are ignored; should two active
  * items share a `fromPath`, the first wins (the rules refuse duplicates on write). Chains are
  * followed to their end once, with memoization, so building takes linear time. A redirect that leads
  * into a loop (refused on write, but data may come from anywhere) or to a destination that is not a
@@ -193,7 +193,7 @@ export function createRedirectMatcher(items: Iterable<RedirectRule>): RedirectMa
       if (path === null) return null
       const answer = lookup.get(path)
       if (!answer) return null
-      // An empty query (a bare `?`) is no query: no runtime can tell the two apart (SPEC cases).
+      // An empty query (a bare `?`) is no query: no runtime can tell the two apart (spec/redirect-cases.json).
       return {
         status: answer.status,
         location: query === '' ? answer.location : `${answer.location}?${query}`,

@@ -1,7 +1,7 @@
 import { FIELD_LIMITS } from '../limits.js'
 import { grown, StringTable } from './import/string-table.js'
 /**
- * The redirect rules of SPEC §2 as pure functions over plain `{ fromPath, toPath }` pairs, so that
+ * The redirect rules (README, Redirect paths) as pure functions over plain `{ fromPath, toPath }` pairs, so that
  * the importer, the dashboard and the CLI all judge redirects the same way, without I/O.
  *
  * Everything here is linear in the number of redirects: an editor can import a chain of a hundred
@@ -50,7 +50,7 @@ export type NormalisedRedirectPath = { path: string; problem: null } | { path: n
 const ENCODED_FORBIDDEN = /%(2f|5c|[01][0-9a-f]|7f)/i
 const DOT_SEGMENT = /\/\.\.?(?=\/|$)/
 
-/** Why `path`, as given or decoded, breaks a rule of SPEC §2 rule 5; `null` when it breaks none. */
+/** Why `path`, as given or decoded, breaks a rule for redirect paths; `null` when it breaks none. */
 function shapeProblem(path: string): string | null {
   if (!path.startsWith('/')) return "must start with '/'"
   if (path.startsWith('//')) return "must not start with '//' (that would redirect to another host)"
@@ -77,8 +77,8 @@ function shapeProblem(path: string): string | null {
 
 /**
  * The one normalisation of a redirect path, used by every way a redirect enters Lectern (dashboard
- * form, CSV import, `lectern import`, JSON import): checks SPEC §2 rule 5 on the path as given,
- * percent-decodes it (UTF-8, SPEC §2.1 rule 1: `/%C3%BCber` is stored as `/über`), and checks the
+ * form, CSV import, `lectern import`, JSON import): checks the path rules on the path as given,
+ * percent-decodes it (UTF-8, as matching does: `/%C3%BCber` is stored as `/über`), and checks the
  * decoded path again, so that an encoded `?`, `#`, dot or double encoding cannot slip through.
  *
  * A valid path starts with `/` but not `//` (a protocol-relative URL: an open redirect to another

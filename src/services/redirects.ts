@@ -303,7 +303,7 @@ async function chainsThrough(trx: Executor, forward: Route): Promise<{ chains: s
 }
 
 /**
- * Creating, changing and removing redirects under the rules of SPEC §2: paths that cannot be an
+ * Creating, changing and removing redirects under the redirect rules (`redirect-rules.ts`): paths that cannot be an
  * open redirect (stored percent-decoded), unique `fromPath`, no loops (checked across all
  * redirects, active or not, so that activating one later cannot close a loop), and chains reported
  * so they can be flattened.

@@ -1,6 +1,6 @@
 import { formatTimestamp } from '../time.js'
 
-/** The import document shape (`.json` import format, SPEC §4). */
+/** The import document shape (the `.json` import format). */
 export interface SampleDocument {
   forms: Record<string, unknown>[]
   submissions: Record<string, unknown>[]

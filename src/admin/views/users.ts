@@ -23,7 +23,7 @@ import {
 import { layout, ROLE_LABELS } from './layout.js'
 
 /**
- * What each role may do in the dashboard, and what API keys made by its holder read (SPEC §1.5).
+ * What each role may do in the dashboard, and what API keys made by its holder read (README, Roles).
  * Only global admins create keys; a key follows its creator's current role, so the keys of an admin
  * who was made an editor or a viewer keep working with the narrower reach.
  */

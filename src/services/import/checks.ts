@@ -114,7 +114,7 @@ export async function checkPagePaths(
 const TURN_EVERY = 5000
 
 /**
- * The redirect rules of SPEC §2 over the file's redirects and the stored ones they do not replace:
+ * The redirect rules (`redirect-rules.ts`) over the file's redirects and the stored ones they do not replace:
  * a `fromPath` is redirected once, loops are refused, chains are warned about. Linear in the number
  * of redirects: the stored ones are read in keyed batches (the server goes on answering meanwhile)
  * into one {@link RedirectGraph}, which finds every loop and chain in a single pass. Every path is

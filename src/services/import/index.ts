@@ -40,7 +40,7 @@ export interface ImportDocument {
 export type ImporterOptions = BulkWriteOptions
 
 /**
- * The content importer of SPEC §4. It validates everything first, then writes everything in one
+ * The content importer (README, Import format). It validates everything first, then writes everything in one
  * transaction, or throws {@link ImportError} listing every problem and writes nothing.
  */
 export function createImporter(db: Kysely<Database>, options: ImporterOptions = {}) {

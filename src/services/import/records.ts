@@ -75,7 +75,7 @@ function withLimit(name: string, schema: TSchema, limit: number | undefined): TS
 
 const kindField = <K extends ImportKind>(kind: K) => ({ kind: Type.Optional(Type.Literal(kind)) })
 
-// Each record (SPEC §4) is its resource's API fields plus the fields only an import sets. Its
+// Each record (README, Import format) is its resource's API fields plus the fields only an import sets. Its
 // `kind` is optional, but must match where the record sits.
 
 /** Reads a form record; a missing id is generated only when the form is written. */
@@ -146,7 +146,7 @@ export const readRedirect = recordReader(
     }),
   }),
   (draft, problems) => {
-    // Paths are stored percent-decoded (SPEC §2.1): `/%C3%BCber` is kept as `/über`.
+    // Paths are stored percent-decoded, as the matcher compares them: `/%C3%BCber` is kept as `/über`.
     const paths = { fromPath: draft.fromPath, toPath: draft.toPath }
     for (const field of ['fromPath', 'toPath'] as const) {
       if (draft[field] === '') continue
@@ -254,7 +254,7 @@ function keeping(
   return { placeholder, check: (value) => (accept(value) ? value : new Refusal(refuse(value))) }
 }
 
-/** The checks of SPEC §4 for each type of field the record schemas use, with the messages users see. */
+/** The import's checks for each type of field the record schemas use, with the messages users see. */
 function checkerFor(name: string, schema: TSchema, nullable: boolean): Checker {
   const got = (value: unknown) => `(got ${JSON.stringify(value)})`
   const gotType = (value: unknown) => `(got ${describeJsonType(value)})`

@@ -159,7 +159,7 @@ function rateLimitItems(decision: RateLimitDecision): string {
 const MAX_NAMED_PARAMETERS = 5
 
 /**
- * The `Lectern-Warning` for query parameters the route does not know: the SPEC has them ignored,
+ * The `Lectern-Warning` for query parameters the route does not know: the API ignores them,
  * and this makes a typo (`pagesize`) visible. Names are percent-encoded, so whatever a client sends
  * stays a valid header value, and at most a few are named.
  */
