@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { hasExpired } from '../services/keys.js'
 import { databaseLocation, printTable, withServices } from './context.js'
 
 /** `lectern keys …`: create (shown once), list, rename, deactivate, activate, revoke. */
@@ -41,11 +42,12 @@ export function registerKeyCommands(program: Command): void {
           printTable(
             list.map((key) => ({
               ...key,
-              // An expired key keeps its status (active or inactive) but is refused: the table says so.
+              // The status the API answers with, and why a key that is not revoked does not work.
+              status: key.statusReason === null ? key.status : `${key.status} (${key.statusReason})`,
+              deactivated: null,
+              statusReason: null,
               expiresAt:
-                key.expiresAt !== null && Date.parse(key.expiresAt) <= Date.now()
-                  ? `${key.expiresAt} (expired)`
-                  : key.expiresAt,
+                key.expiresAt !== null && hasExpired(key) ? `${key.expiresAt} (expired)` : key.expiresAt,
             })),
             ['id', 'name', 'prefix', 'status', 'createdBy', 'createdAt', 'lastUsedAt', 'expiresAt'],
           )
