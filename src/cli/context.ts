@@ -6,14 +6,16 @@ import { createServices, type Services } from '../services/index.js'
 
 /**
  * Runs `work` with migrated services on the configured database and always closes it, so a
- * command never leaves a connection or a lock behind.
+ * command never leaves a connection or a lock behind. A SQLite file that does not exist is not
+ * created unless `options.create` says so (only `serve`, `migrate`, `demo` and `import` make one):
+ * a mistyped DATABASE_URL is reported, not answered from a new empty database.
  */
 export async function withServices<T>(
   work: (services: Services, database: DatabaseHandle, config: Config) => Promise<T>,
   options: OpenOptions = {},
 ): Promise<T> {
   const config = loadConfig()
-  const database = openDatabase(config.DATABASE_URL, options)
+  const database = openDatabase(config.DATABASE_URL, { create: false, ...options })
   try {
     await migrateToLatest(database)
     return await work(createServices(database), database, config)

@@ -18,6 +18,6 @@ export async function runImport(file: string): Promise<void> {
         `Imported ${count(forms, 'form')}, ${count(submissions, 'submission')}, ${count(pages, 'page')} and ${count(redirects, 'redirect')} from ${file} into ${databaseLocation(database)}`,
       )
     },
-    { statementTimeoutMs: BULK_STATEMENT_TIMEOUT_MS },
+    { statementTimeoutMs: BULK_STATEMENT_TIMEOUT_MS, create: true },
   )
 }

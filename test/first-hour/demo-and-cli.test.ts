@@ -128,8 +128,15 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
     const keys = await runCli(['keys', 'list'], { databaseUrl, cwd: tempDir() })
     expect(keys.code).toBe(0)
     expect(keys.stdout).toMatch(/Demo key .*active .*admin@example\.com/)
-    // Without it, the CLI says which database it opened instead of printing an empty table.
+    // Without it, the CLI says which database it looked for instead of printing an empty table.
     const elsewhere = tempDir()
+    const missing = await runCli(['keys', 'list'], { cwd: elsewhere, env: { DATABASE_URL: '' } })
+    expect(missing.code).toBe(1)
+    expect(missing.stderr.trim()).toBe(
+      `lectern: The database file ${join(elsewhere, 'data', 'lectern.db')} does not exist: check DATABASE_URL (sqlite:./data/lectern.db), or create it with \`lectern migrate\``,
+    )
+    expect(existsSync(join(elsewhere, 'data'))).toBe(false)
+    expect((await runCli(['migrate'], { cwd: elsewhere, env: { DATABASE_URL: '' } })).code).toBe(0)
     const empty = await runCli(['keys', 'list'], { cwd: elsewhere, env: { DATABASE_URL: '' } })
     expect(empty.code).toBe(0)
     expect(empty.stdout.trim()).toBe(`No API keys in sqlite:${join(elsewhere, 'data', 'lectern.db')}`)
@@ -140,6 +147,7 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
     const databaseUrl = `sqlite:${join(dir, 'lectern.db')}`
     const cli = (args: string[]) => runCli(args, { databaseUrl })
 
+    expect((await cli(['migrate'])).code).toBe(0)
     expect((await cli(['users', 'list'])).stdout.trim()).toBe(`No users in ${databaseUrl}`)
     const noAdmin = await cli(['keys', 'create', '--name', 'Website'])
     expect(noAdmin.code).not.toBe(0)
