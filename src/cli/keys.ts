@@ -13,19 +13,22 @@ export function registerKeyCommands(program: Command): void {
     .option('--user <email>', 'the global admin who owns the key (optional when there is exactly one)')
     .option('--expires <date-time>', 'when the key stops working: an ISO 8601 date-time in the future')
     .action(async (options: { name: string; user?: string; expires?: string }) => {
-      await withServices(async ({ keys }) => {
-        const { key, plainKey } = await keys.createApiKey({
-          name: options.name,
-          userEmail: options.user,
-          expiresAt: options.expires,
-        })
-        const expiry = key.expiresAt === null ? '' : `, expires ${key.expiresAt}`
-        console.log(
-          `Created API key ${key.id} '${key.name}' for ${key.createdBy} (prefix ${key.prefix}${expiry})`,
-        )
-        console.log('Store it now: it is not stored and cannot be shown again.')
-        console.log(plainKey)
-      })
+      await withServices(
+        async ({ keys }) => {
+          const { key, plainKey } = await keys.createApiKey({
+            name: options.name,
+            userEmail: options.user,
+            expiresAt: options.expires,
+          })
+          const expiry = key.expiresAt === null ? '' : `, expires ${key.expiresAt}`
+          console.log(
+            `Created API key ${key.id} '${key.name}' for ${key.createdBy} (prefix ${key.prefix}${expiry})`,
+          )
+          console.log('Store it now: it is not stored and cannot be shown again.')
+          console.log(plainKey)
+        },
+        { writes: true },
+      )
     })
 
   keys
@@ -60,10 +63,13 @@ export function registerKeyCommands(program: Command): void {
     .argument('<id>', 'key id, as shown by keys list')
     .argument('<name>', 'the new name')
     .action(async (id: string, name: string) => {
-      await withServices(async ({ keys }) => {
-        const key = await keys.renameApiKey(id, name)
-        console.log(`Renamed ${key.id} to '${key.name}'`)
-      })
+      await withServices(
+        async ({ keys }) => {
+          const key = await keys.renameApiKey(id, name)
+          console.log(`Renamed ${key.id} to '${key.name}'`)
+        },
+        { writes: true },
+      )
     })
 
   const change = (name: 'deactivate' | 'activate' | 'revoke', description: string, done: string) =>
@@ -72,12 +78,15 @@ export function registerKeyCommands(program: Command): void {
       .description(description)
       .argument('<id>', 'key id, as shown by keys list')
       .action(async (id: string) => {
-        await withServices(async ({ keys }) => {
-          if (name === 'deactivate') await keys.deactivateApiKey(id)
-          else if (name === 'activate') await keys.activateApiKey(id)
-          else await keys.revokeApiKey(id)
-          console.log(`${done} ${id}`)
-        })
+        await withServices(
+          async ({ keys }) => {
+            if (name === 'deactivate') await keys.deactivateApiKey(id)
+            else if (name === 'activate') await keys.activateApiKey(id)
+            else await keys.revokeApiKey(id)
+            console.log(`${done} ${id}`)
+          },
+          { writes: true },
+        )
       })
 
   change(
