@@ -76,7 +76,8 @@ export function buildProgram(): Command {
     .command('import')
     .description('import content from a .json or .ndjson file, all or nothing')
     .argument('<file>', 'file.json or file.ndjson')
-    .action(runImport)
+    .option('--quiet', 'no progress line (one is shown on stderr only when it is a terminal)')
+    .action((file: string, options: { quiet?: boolean }) => runImport(file, options))
 
   registerUserCommands(program)
   registerKeyCommands(program)

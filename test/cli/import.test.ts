@@ -1,10 +1,14 @@
+import { execFile } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { BULK_SUBMISSIONS } from '../../src/services/import/batches.js'
 import { createTestContext, TEST_DIALECT, type TestContext } from '../harness.js'
-import { runCli } from './run-cli.js'
+import { BIN, runCli } from './run-cli.js'
+
+const execFileAsync = promisify(execFile)
 
 describe('lectern import', () => {
   let ctx: TestContext
@@ -116,6 +120,40 @@ describe('lectern import', () => {
       '  - the file must hold a JSON object such as {"forms": [], "pages": []}, but it is not JSON (it begins "forms: Contact, Newslett…")',
     )
     expect(await count('forms')).toBe(0)
+  })
+
+  it('shows its progress on one line redrawn on a terminal, and none through a pipe or with --quiet', async () => {
+    const file = join(ctx.dir, 'progress.ndjson')
+    const lines = [JSON.stringify({ kind: 'form', id: 'form_p', title: 'Progress' })]
+    for (let i = 0; i < 3000; i++)
+      lines.push(JSON.stringify({ kind: 'submission', formId: 'form_p', data: { i } }))
+    writeFileSync(file, lines.join('\n'))
+    /** The import run under a pseudo-terminal (util-linux `script`), as from an interactive shell. */
+    const onTerminal = async (...flags: string[]) => {
+      const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`
+      const command = [process.execPath, BIN, 'import', ...flags, file].map(quote).join(' ')
+      const { stdout } = await execFileAsync('script', ['-qfec', command, '/dev/null'], {
+        env: { ...process.env, DATABASE_URL: ctx.databaseUrl, LOG_LEVEL: 'warn' },
+      })
+      return stdout
+    }
+
+    const shown = await onTerminal()
+    expect(shown).toContain('\r\x1b[Kchecking: ')
+    expect(shown).toMatch(/\r\x1b\[Kwriting: [\d,]+ of 3,001 records \(\d+%\)/)
+    expect(shown).toContain('\r\x1b[Kfinishing: ordering, indexing and committing 3,001 records')
+    // The line is erased before the summary, which starts on a clean line.
+    expect(shown).toMatch(/\r\x1b\[KImported 1 form, 3000 submissions/)
+    expect(await count('submissions')).toBe(3000)
+
+    const quiet = await onTerminal('--quiet')
+    expect(quiet).toMatch(/^Imported 1 form, 3000 submissions/)
+    expect(quiet).not.toContain('\x1b[K')
+
+    const piped = await cli(['import', file])
+    expect(piped.code).toBe(0)
+    expect(piped.stderr).toBe('')
+    expect(piped.stdout).toMatch(/^Imported 1 form, 3000 submissions[^\r\x1b]*\n$/)
   })
 
   it('fails clearly for a missing file or an unsupported extension', async () => {

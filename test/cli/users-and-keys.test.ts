@@ -95,25 +95,35 @@ describe('lectern users and keys', () => {
     expect(answer.status).toBe(401)
     expect(((await answer.json()) as { error: string }).error).toBe('api_key_inactive')
 
-    const listed = JSON.parse((await cli(['keys', 'list', '--json'])).stdout) as object[]
-    expect(listed).toEqual([
-      expect.objectContaining({ id, status: 'inactive', statusReason: 'owner disabled', deactivated: false }),
-      expect.objectContaining({
-        name: 'Paused',
-        status: 'inactive',
-        statusReason: 'deactivated, owner disabled',
-        deactivated: true,
-      }),
-    ])
+    // Both keys were made in the same second: the list's order between them is not fixed.
+    const byName = async () =>
+      new Map(
+        (JSON.parse((await cli(['keys', 'list', '--json'])).stdout) as { name: string }[]).map((key) => [
+          key.name,
+          key,
+        ]),
+      )
+    const listed = await byName()
+    expect(listed.get('Website')).toMatchObject({
+      id,
+      status: 'inactive',
+      statusReason: 'owner disabled',
+      deactivated: false,
+    })
+    expect(listed.get('Paused')).toMatchObject({
+      status: 'inactive',
+      statusReason: 'deactivated, owner disabled',
+      deactivated: true,
+    })
     const table = await cli(['keys', 'list'])
-    expect(table.lines[1]).toMatch(
+    expect(table.lines.find((line) => line.includes(' Website '))).toMatch(
       /^key_\w+\s+Website\s+lk_live_\w{4}\s+inactive \(owner disabled\)\s+owner@/,
     )
 
     expect((await cli(['users', 'enable', 'owner@example.com'])).code).toBe(0)
-    const enabled = JSON.parse((await cli(['keys', 'list', '--json'])).stdout) as object[]
-    expect(enabled[0]).toMatchObject({ status: 'active', statusReason: null })
-    expect(enabled[1]).toMatchObject({ status: 'inactive', statusReason: 'deactivated' })
+    const enabled = await byName()
+    expect(enabled.get('Website')).toMatchObject({ status: 'active', statusReason: null })
+    expect(enabled.get('Paused')).toMatchObject({ status: 'inactive', statusReason: 'deactivated' })
   })
 
   it('refuses to demote, disable or delete the last enabled global admin', async () => {
