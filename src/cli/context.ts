@@ -3,30 +3,74 @@ import { type Config, loadConfig } from '../config.js'
 import { type DatabaseHandle, type OpenOptions, openDatabase } from '../db/database.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { createServices, type Services } from '../services/index.js'
+import { runningDemo, shellWord } from './demo.js'
 
 /**
  * Runs `work` with migrated services on the configured database and always closes it, so a
- * command never leaves a connection or a lock behind.
+ * command never leaves a connection or a lock behind. A SQLite file that does not exist is not
+ * created unless `options.create` says so (only `serve`, `migrate`, `demo` and `import` make one):
+ * a mistyped DATABASE_URL is reported, not answered from a new empty database.
  */
 export async function withServices<T>(
   work: (services: Services, database: DatabaseHandle, config: Config) => Promise<T>,
-  options: OpenOptions = {},
+  options: OpenOptions & {
+    /**
+     * The command changes the database: once it has, stderr names the database (stdout stays the
+     * command's output, e.g. a new key alone on its last line).
+     */
+    writes?: boolean
+  } = {},
 ): Promise<T> {
   const config = loadConfig()
-  const database = openDatabase(config.DATABASE_URL, options)
+  const { writes, ...open } = options
+  let database: DatabaseHandle
+  try {
+    database = openDatabase(config.DATABASE_URL, { create: false, ...open })
+  } catch (error) {
+    noteRunningDemo(error)
+    throw error
+  }
   try {
     await migrateToLatest(database)
-    return await work(createServices(database), database, config)
+    const result = await work(createServices(database), database, config)
+    if (writes) console.error(`Wrote to ${databaseLocation(database)}`)
+    const hint = demoHint()
+    if (hint) console.error(hint)
+    return result
   } catch (error) {
     // "Not found" often means "wrong database" (the demo keeps its own): the report names it.
     if (error instanceof Error) failedIn.set(error, databaseLocation(database))
+    noteRunningDemo(error)
     throw error
   } finally {
     await database.close()
   }
 }
 
+/**
+ * When the CLI works on its default database next to a running `lectern demo` (started in this
+ * directory), a line saying that the demo serves another database and how to reach it: a key
+ * created here would be refused by the demo's server.
+ */
+export function demoHint(): string | undefined {
+  if (process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== '') return undefined
+  const demo = runningDemo()
+  if (!demo) return undefined
+  return `Note: the demo running here (process ${demo.pid}) serves another database; to work on its data: export DATABASE_URL=${shellWord(`sqlite:${demo.file}`)}`
+}
+
 const failedIn = new WeakMap<Error, string>()
+const demoHints = new WeakMap<Error, string>()
+
+function noteRunningDemo(error: unknown): void {
+  const hint = demoHint()
+  if (hint && error instanceof Error) demoHints.set(error, hint)
+}
+
+/** The `demoHint` of a command on the database that failed with `error`, if there was one. */
+export function demoHintOfFailure(error: unknown): string | undefined {
+  return error instanceof Error ? demoHints.get(error) : undefined
+}
 
 /** The database a command was working on when it threw `error`, if it had opened one. */
 export function databaseOfFailure(error: unknown): string | undefined {

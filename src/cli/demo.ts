@@ -66,8 +66,17 @@ export async function runDemo(options: { port?: string; host?: string }): Promis
   const auth = `-H "Authorization: Bearer ${plainKey}"`
   const location = databaseLocation(database)
   const cli = file
-    ? `DATABASE_URL=${shellWord(location)} ./bin/lectern keys list`
-    : './bin/lectern keys list   (with the same DATABASE_URL as this demo)'
+    ? [
+        "The CLI opens ./data/lectern.db unless DATABASE_URL says otherwise. To work on the demo's data",
+        '(the CLI example of the README included), run this first in the shell you use the CLI from:',
+        `  export DATABASE_URL=${shellWord(location)}`,
+        'or name the database on each command:',
+        `  DATABASE_URL=${shellWord(location)} ./bin/lectern keys list`,
+      ]
+    : [
+        "The CLI opens ./data/lectern.db unless DATABASE_URL says otherwise; to work on the demo's data:",
+        '  ./bin/lectern keys list   (with the same DATABASE_URL as this demo)',
+      ]
   console.log(
     [
       '',
@@ -84,8 +93,7 @@ export async function runDemo(options: { port?: string; host?: string }): Promis
       `  curl ${auth} "${base}/api/v1/forms/form_contact/submissions?pageSize=5"`,
       `  curl ${auth} "${base}/api/v1/page-builder/redirects?active=true"`,
       '',
-      "The CLI opens ./data/lectern.db unless told otherwise; to work on the demo's data:",
-      `  ${cli}`,
+      ...cli,
       '',
       process.env.LOG_LEVEL
         ? `Logging at ${config.LOG_LEVEL} as JSON lines below.`
@@ -139,6 +147,16 @@ function lockDatabaseFile(file: string): void {
   )
 }
 
+/**
+ * The demo started in this directory with its default database, if it is running now: the
+ * process holding the lock of `./data/demo.db`, and that file.
+ */
+export function runningDemo(): { pid: number; file: string } | undefined {
+  const file = resolve(DEMO_DATABASE_FILE)
+  const pid = readLockOwner(`${file}.lock`)
+  return pid !== undefined && isRunning(pid) ? { pid, file } : undefined
+}
+
 function readLockOwner(lockFile: string): number | undefined {
   try {
     const pid = Number(readFileSync(lockFile, 'utf8').trim())
@@ -159,6 +177,6 @@ function isRunning(pid: number): boolean {
 }
 
 /** A word a POSIX shell reads back unchanged, quoted only when it needs to be. */
-function shellWord(text: string): string {
+export function shellWord(text: string): string {
   return /^[A-Za-z0-9_./:=@+-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`
 }

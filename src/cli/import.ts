@@ -1,16 +1,26 @@
 import { BULK_STATEMENT_TIMEOUT_MS } from '../db/database.js'
 import { plural } from '../errors.js'
-import { createImporter } from '../services/import/index.js'
+import { createImporter, type ImportResult } from '../services/import/index.js'
 import { databaseLocation, withServices } from './context.js'
+import { progressLine } from './progress.js'
 
-/** `lectern import <file>`: validates everything, then writes everything or nothing. */
-export async function runImport(file: string): Promise<void> {
+/**
+ * `lectern import <file>`: validates everything, then writes everything or nothing. On a terminal
+ * its progress is one line on stderr, redrawn in place, unless `--quiet`.
+ */
+export async function runImport(file: string, options: { quiet?: boolean } = {}): Promise<void> {
+  const progress = process.stderr.isTTY && !options.quiet ? progressLine(process.stderr) : undefined
   await withServices(
     async (_services, database) => {
       // The import is all this process does: it may write with a large page cache and run statements
       // of many seconds (see `ownProcess`).
       const importer = createImporter(database.db, { ownProcess: true })
-      const result = await importer.importFile(file)
+      let result: ImportResult
+      try {
+        result = await importer.importFile(file, 'cli', progress?.update)
+      } finally {
+        progress?.clear()
+      }
       for (const warning of result.warnings) console.error(`warning: ${warning}`)
       const { forms, submissions, pages, redirects } = result.counts
       const count = (n: number, noun: string) => `${n} ${plural(n, noun)}`
@@ -18,6 +28,6 @@ export async function runImport(file: string): Promise<void> {
         `Imported ${count(forms, 'form')}, ${count(submissions, 'submission')}, ${count(pages, 'page')} and ${count(redirects, 'redirect')} from ${file} into ${databaseLocation(database)}`,
       )
     },
-    { statementTimeoutMs: BULK_STATEMENT_TIMEOUT_MS },
+    { statementTimeoutMs: BULK_STATEMENT_TIMEOUT_MS, create: true },
   )
 }

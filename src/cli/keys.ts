@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { hasExpired } from '../services/keys.js'
 import { databaseLocation, printTable, withServices } from './context.js'
 
 /** `lectern keys …`: create (shown once), list, rename, deactivate, activate, revoke. */
@@ -12,19 +13,22 @@ export function registerKeyCommands(program: Command): void {
     .option('--user <email>', 'the global admin who owns the key (optional when there is exactly one)')
     .option('--expires <date-time>', 'when the key stops working: an ISO 8601 date-time in the future')
     .action(async (options: { name: string; user?: string; expires?: string }) => {
-      await withServices(async ({ keys }) => {
-        const { key, plainKey } = await keys.createApiKey({
-          name: options.name,
-          userEmail: options.user,
-          expiresAt: options.expires,
-        })
-        const expiry = key.expiresAt === null ? '' : `, expires ${key.expiresAt}`
-        console.log(
-          `Created API key ${key.id} '${key.name}' for ${key.createdBy} (prefix ${key.prefix}${expiry})`,
-        )
-        console.log('Store it now: it is not stored and cannot be shown again.')
-        console.log(plainKey)
-      })
+      await withServices(
+        async ({ keys }) => {
+          const { key, plainKey } = await keys.createApiKey({
+            name: options.name,
+            userEmail: options.user,
+            expiresAt: options.expires,
+          })
+          const expiry = key.expiresAt === null ? '' : `, expires ${key.expiresAt}`
+          console.log(
+            `Created API key ${key.id} '${key.name}' for ${key.createdBy} (prefix ${key.prefix}${expiry})`,
+          )
+          console.log('Store it now: it is not stored and cannot be shown again.')
+          console.log(plainKey)
+        },
+        { writes: true },
+      )
     })
 
   keys
@@ -41,11 +45,12 @@ export function registerKeyCommands(program: Command): void {
           printTable(
             list.map((key) => ({
               ...key,
-              // An expired key keeps its status (active or inactive) but is refused: the table says so.
+              // The status the API answers with, and why a key that is not revoked does not work.
+              status: key.statusReason === null ? key.status : `${key.status} (${key.statusReason})`,
+              deactivated: null,
+              statusReason: null,
               expiresAt:
-                key.expiresAt !== null && Date.parse(key.expiresAt) <= Date.now()
-                  ? `${key.expiresAt} (expired)`
-                  : key.expiresAt,
+                key.expiresAt !== null && hasExpired(key) ? `${key.expiresAt} (expired)` : key.expiresAt,
             })),
             ['id', 'name', 'prefix', 'status', 'createdBy', 'createdAt', 'lastUsedAt', 'expiresAt'],
           )
@@ -58,10 +63,13 @@ export function registerKeyCommands(program: Command): void {
     .argument('<id>', 'key id, as shown by keys list')
     .argument('<name>', 'the new name')
     .action(async (id: string, name: string) => {
-      await withServices(async ({ keys }) => {
-        const key = await keys.renameApiKey(id, name)
-        console.log(`Renamed ${key.id} to '${key.name}'`)
-      })
+      await withServices(
+        async ({ keys }) => {
+          const key = await keys.renameApiKey(id, name)
+          console.log(`Renamed ${key.id} to '${key.name}'`)
+        },
+        { writes: true },
+      )
     })
 
   const change = (name: 'deactivate' | 'activate' | 'revoke', description: string, done: string) =>
@@ -70,12 +78,15 @@ export function registerKeyCommands(program: Command): void {
       .description(description)
       .argument('<id>', 'key id, as shown by keys list')
       .action(async (id: string) => {
-        await withServices(async ({ keys }) => {
-          if (name === 'deactivate') await keys.deactivateApiKey(id)
-          else if (name === 'activate') await keys.activateApiKey(id)
-          else await keys.revokeApiKey(id)
-          console.log(`${done} ${id}`)
-        })
+        await withServices(
+          async ({ keys }) => {
+            if (name === 'deactivate') await keys.deactivateApiKey(id)
+            else if (name === 'activate') await keys.activateApiKey(id)
+            else await keys.revokeApiKey(id)
+            console.log(`${done} ${id}`)
+          },
+          { writes: true },
+        )
       })
 
   change(

@@ -7,7 +7,7 @@ import { NotFoundError, UnavailableError, ValidationError } from '../errors.js'
 import { closeOnSignals, startServer } from '../server.js'
 import { ImportError } from '../services/import/errors.js'
 import { registerAuditCommands } from './audit.js'
-import { databaseOfFailure } from './context.js'
+import { databaseLocation, databaseOfFailure, demoHintOfFailure } from './context.js'
 import { runDemo } from './demo.js'
 import { runImport } from './import.js'
 import { registerKeyCommands } from './keys.js'
@@ -59,6 +59,7 @@ export function buildProgram(): Command {
         console.log(
           applied.length === 0 ? 'Schema is up to date' : `Applied migrations: ${applied.join(', ')}`,
         )
+        if (applied.length > 0) console.error(`Wrote to ${databaseLocation(database)}`)
       } finally {
         await database.close()
       }
@@ -75,7 +76,8 @@ export function buildProgram(): Command {
     .command('import')
     .description('import content from a .json or .ndjson file, all or nothing')
     .argument('<file>', 'file.json or file.ndjson')
-    .action(runImport)
+    .option('--quiet', 'no progress line (one is shown on stderr only when it is a terminal)')
+    .action((file: string, options: { quiet?: boolean }) => runImport(file, options))
 
   registerUserCommands(program)
   registerKeyCommands(program)
@@ -110,6 +112,9 @@ function reportError(error: unknown): number {
     if (error instanceof ImportError) {
       for (const problem of error.problems) console.error(`  - ${problem}`)
     }
+    // Most likely the reason when a demo runs beside a command on the default database.
+    const hint = demoHintOfFailure(error)
+    if (hint) console.error(hint)
     return 1
   }
   if (error instanceof UnavailableError) {

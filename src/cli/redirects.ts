@@ -32,9 +32,11 @@ function intervalFlag(value: string): number {
   return seconds
 }
 
-/** `lectern redirects …`: apply the redirect rules (SPEC §2.1) from the command line, and export them. */
+/** `lectern redirects …`: apply the redirects (as `redirect-matcher.ts` matches them) from the command line, and export them. */
 export function registerRedirectCommands(program: Command): void {
-  const redirects = program.command('redirects').description('apply and export redirects (SPEC §2.1)')
+  const redirects = program
+    .command('redirects')
+    .description('apply and export redirects (see README, Applying redirects)')
 
   redirects
     .command('match')

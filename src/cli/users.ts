@@ -13,15 +13,18 @@ export function registerUserCommands(program: Command): void {
     .requiredOption('--role <role>', 'global_admin, editor or viewer')
     .action(async (options: { email: string; role: string }) => {
       const piped = (await readPipedStdin())?.replace(/\r?\n$/, '')
-      await withServices(async ({ users }) => {
-        const { user, generatedPassword } = await users.createUser({
-          email: options.email,
-          role: options.role,
-          password: piped === undefined || piped === '' ? undefined : piped,
-        })
-        console.log(`Created ${user.role} ${user.email} (${user.id})`)
-        if (generatedPassword) console.log(`Password (shown once): ${generatedPassword}`)
-      })
+      await withServices(
+        async ({ users }) => {
+          const { user, generatedPassword } = await users.createUser({
+            email: options.email,
+            role: options.role,
+            password: piped === undefined || piped === '' ? undefined : piped,
+          })
+          console.log(`Created ${user.role} ${user.email} (${user.id})`)
+          if (generatedPassword) console.log(`Password (shown once): ${generatedPassword}`)
+        },
+        { writes: true },
+      )
     })
 
   users
@@ -30,10 +33,13 @@ export function registerUserCommands(program: Command): void {
     .argument('<email>')
     .argument('<role>', 'global_admin, editor or viewer')
     .action(async (email: string, role: string) => {
-      await withServices(async ({ users }) => {
-        const user = await users.setRole(email, role)
-        console.log(`${user.email} is now ${user.role}`)
-      })
+      await withServices(
+        async ({ users }) => {
+          const user = await users.setRole(email, role)
+          console.log(`${user.email} is now ${user.role}`)
+        },
+        { writes: true },
+      )
     })
 
   users
@@ -41,10 +47,13 @@ export function registerUserCommands(program: Command): void {
     .description('disable a user; their API keys stop working at once')
     .argument('<email>')
     .action(async (email: string) => {
-      await withServices(async ({ users }) => {
-        const user = await users.disableUser(email)
-        console.log(`Disabled ${user.email}`)
-      })
+      await withServices(
+        async ({ users }) => {
+          const user = await users.disableUser(email)
+          console.log(`Disabled ${user.email}`)
+        },
+        { writes: true },
+      )
     })
 
   users
@@ -52,10 +61,13 @@ export function registerUserCommands(program: Command): void {
     .description('enable a disabled user')
     .argument('<email>')
     .action(async (email: string) => {
-      await withServices(async ({ users }) => {
-        const user = await users.enableUser(email)
-        console.log(`Enabled ${user.email}`)
-      })
+      await withServices(
+        async ({ users }) => {
+          const user = await users.enableUser(email)
+          console.log(`Enabled ${user.email}`)
+        },
+        { writes: true },
+      )
     })
 
   users
@@ -63,10 +75,13 @@ export function registerUserCommands(program: Command): void {
     .description('delete a user; their API keys are revoked')
     .argument('<email>')
     .action(async (email: string) => {
-      await withServices(async ({ users }) => {
-        await users.deleteUser(email)
-        console.log(`Deleted ${email}`)
-      })
+      await withServices(
+        async ({ users }) => {
+          await users.deleteUser(email)
+          console.log(`Deleted ${email}`)
+        },
+        { writes: true },
+      )
     })
 
   users
@@ -82,12 +97,15 @@ export function registerUserCommands(program: Command): void {
         throw new ValidationError(
           'Pipe the new password on stdin, e.g. `printf %s "$PASSWORD" | lectern users set-password ada@example.com`',
         )
-      await withServices(async ({ users }) => {
-        const { user, sessionsEnded } = await users.setPassword(email, piped)
-        console.log(
-          `Password changed for ${user.email}; ${sessionsEnded} dashboard session${sessionsEnded === 1 ? '' : 's'} ended`,
-        )
-      })
+      await withServices(
+        async ({ users }) => {
+          const { user, sessionsEnded } = await users.setPassword(email, piped)
+          console.log(
+            `Password changed for ${user.email}; ${sessionsEnded} dashboard session${sessionsEnded === 1 ? '' : 's'} ended`,
+          )
+        },
+        { writes: true },
+      )
     })
 
   users
@@ -97,12 +115,15 @@ export function registerUserCommands(program: Command): void {
     )
     .argument('<email>')
     .action(async (email: string) => {
-      await withServices(async ({ sessions }) => {
-        const cleared = await sessions.clearSignInFailures(email)
-        console.log(
-          `Cleared the sign-in throttle of ${email.trim().toLowerCase()} (${cleared} failed attempt${cleared === 1 ? '' : 's'})`,
-        )
-      })
+      await withServices(
+        async ({ sessions }) => {
+          const cleared = await sessions.clearSignInFailures(email)
+          console.log(
+            `Cleared the sign-in throttle of ${email.trim().toLowerCase()} (${cleared} failed attempt${cleared === 1 ? '' : 's'})`,
+          )
+        },
+        { writes: true },
+      )
     })
 
   users

@@ -58,6 +58,12 @@ export const BULK_STATEMENT_TIMEOUT_MS = 30 * 60_000
 export interface OpenOptions {
   /** See {@link STATEMENT_TIMEOUT_MS} and {@link BULK_STATEMENT_TIMEOUT_MS}. */
   statementTimeoutMs?: number
+  /**
+   * Whether a SQLite file (and its directory) that does not exist is created (the default); when
+   * false, opening it fails with a `ValidationError` naming the file, so a mistyped path is not
+   * taken for an empty database.
+   */
+  create?: boolean
 }
 
 /**
@@ -67,7 +73,7 @@ export interface OpenOptions {
 export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHandle {
   const statementTimeoutMs = options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS
   const handle = url.startsWith('sqlite:')
-    ? openSqlite(url.slice('sqlite:'.length))
+    ? openSqlite(url.slice('sqlite:'.length), { create: options.create ?? true })
     : url.startsWith('postgres://') || url.startsWith('postgresql://')
       ? openPostgres(url, redactUrl(url), statementTimeoutMs)
       : undefined

@@ -18,7 +18,7 @@ const DIGITS = /^[0-9]+$/
 
 /**
  * The query-string schema of a list endpoint, for the OpenAPI document. Validation itself is done by
- * `parseListQuery`, because the SPEC's rules (plain decimal digits only, a repeated parameter is an
+ * `parseListQuery`, because the API's rules (plain decimal digits only, a repeated parameter is an
  * error, messages that name the parameter) are stricter than JSON-schema coercion.
  */
 export function listQuerySchema(filter?: BooleanFilter) {

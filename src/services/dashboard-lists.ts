@@ -5,7 +5,7 @@ import type { Page, PageOf, Redirect } from '../schemas.js'
 import { AUDIT_ACTIONS, type AuditEntry, toAuditEntry } from './audit.js'
 import { type AdminForm, toAdminForm } from './content-admin.js'
 import { createFormCounts } from './form-counts.js'
-import { type ApiKeyView, hasExpired } from './keys.js'
+import type { ApiKeyView } from './keys.js'
 import { byText, checkSearch, containsText, type ListView, pageWindow, viewInMemory } from './listing.js'
 import type { UserView } from './users.js'
 
@@ -262,10 +262,10 @@ export function viewKeys(
     { ...view, search },
     {
       searched: (key) => [key.name, key.prefix, key.createdBy],
-      // An active key past its expiry is refused: it is listed as expired, not as active.
+      // Keys are filtered by what the API makes of them; one refused only for its expiry is expired.
       keep: (key, filter) => {
         if (filter === 'all') return true
-        const expired = key.status === 'active' && hasExpired(key)
+        const expired = key.statusReason === 'expired'
         return filter === 'expired' ? expired : key.status === filter && !expired
       },
       compare: {

@@ -24,7 +24,16 @@ export interface ApiKeyView {
   id: string
   name: string
   prefix: string
+  /** What the API makes of the key now (see {@link keyStatus}). */
   status: KeyStatus
+  /**
+   * Why a key is not active, when its own switch does not say it all: `deactivated`, `owner
+   * disabled`, `expired` (several joined by `, `), `owner deleted`; null for an active key and a
+   * revoked one.
+   */
+  statusReason: string | null
+  /** Whether the key itself was switched off (`deactivate`), whatever its owner and expiry. */
+  deactivated: boolean
   /** Email of the creator; null once the creator has been deleted. */
   createdBy: string | null
   createdAt: string
@@ -33,9 +42,40 @@ export interface ApiKeyView {
   expiresAt: string | null
 }
 
-/** Whether a key's expiry has passed: it keeps its status but is refused as inactive. */
+/** Whether a key's expiry has passed: it is then refused as inactive. */
 export const hasExpired = (key: Pick<ApiKeyView, 'expiresAt'>, now = Date.now()): boolean =>
   key.expiresAt !== null && Date.parse(key.expiresAt) <= now
+
+/** What is stored about a key and its owner that decides whether it works. */
+export interface KeyState {
+  revoked: boolean
+  deactivated: boolean
+  /** Null when the owner has been deleted. */
+  owner: { disabled: boolean } | null
+  expiresAt: string | null
+}
+
+/**
+ * A key's status as the API answers it, and why, in the order `checkApiKey` decides: revoked or
+ * ownerless keys are refused as invalid (`revoked`); deactivated keys, keys of disabled owners and
+ * expired keys as inactive. Every face that lists keys shows this, so none shows a refused key as
+ * active.
+ */
+export function keyStatus(
+  key: KeyState,
+  now = Date.now(),
+): { status: KeyStatus; statusReason: string | null } {
+  if (key.revoked) return { status: 'revoked', statusReason: null }
+  if (key.owner === null) return { status: 'revoked', statusReason: 'owner deleted' }
+  const reasons = [
+    ...(key.deactivated ? ['deactivated'] : []),
+    ...(key.owner.disabled ? ['owner disabled'] : []),
+    ...(hasExpired(key, now) ? ['expired'] : []),
+  ]
+  return reasons.length === 0
+    ? { status: 'active', statusReason: null }
+    : { status: 'inactive', statusReason: reasons.join(', ') }
+}
 
 /** A creator's keys: all of them, and those that work now. */
 export interface KeyCounts {
@@ -171,6 +211,7 @@ export function createKeyService(database: DatabaseHandle) {
         'api_keys.last_used_at',
         'api_keys.expires_at',
         'users.email',
+        'users.is_disabled',
       ])
   const toKeyView = (
     r: Awaited<ReturnType<ReturnType<typeof keyViews>['executeTakeFirstOrThrow']>>,
@@ -178,7 +219,13 @@ export function createKeyService(database: DatabaseHandle) {
     id: r.id,
     name: r.name,
     prefix: r.prefix,
-    status: r.revoked_at !== null ? 'revoked' : r.is_active === 1 ? 'active' : 'inactive',
+    ...keyStatus({
+      revoked: r.revoked_at !== null,
+      deactivated: r.is_active !== 1,
+      owner: r.email === null ? null : { disabled: r.is_disabled === 1 },
+      expiresAt: r.expires_at,
+    }),
+    deactivated: r.revoked_at === null && r.is_active !== 1,
     createdBy: r.email,
     createdAt: r.created_at,
     lastUsedAt: r.last_used_at,
@@ -274,6 +321,8 @@ export function createKeyService(database: DatabaseHandle) {
         name,
         prefix: row.prefix,
         status: 'active',
+        statusReason: null,
+        deactivated: false,
         createdBy: creator.email,
         createdAt: row.created_at,
         lastUsedAt: null,
@@ -293,30 +342,20 @@ export function createKeyService(database: DatabaseHandle) {
       return toKeyView(row)
     },
 
-    /** How many keys each creator holds (by email), and how many of those are active. */
+    /**
+     * How many keys each creator holds (by email), and how many of those work now: counted from
+     * the keys' statuses, so a disabled owner's keys are not counted as active.
+     */
     countKeysByCreator: async (): Promise<Map<string, KeyCounts>> => {
-      const rows = await db
-        .selectFrom('api_keys')
-        .innerJoin('users', 'users.id', 'api_keys.created_by')
-        .select((eb) => [
-          'users.email',
-          eb.fn.countAll<number | string>().as('total'),
-          eb.fn
-            .sum<number | string | null>(
-              eb
-                .case()
-                .when(eb.and([eb('api_keys.revoked_at', 'is', null), eb('api_keys.is_active', '=', 1)]))
-                .then(1)
-                .else(0)
-                .end(),
-            )
-            .as('active'),
-        ])
-        .groupBy('users.email')
-        .execute()
-      return new Map(
-        rows.map((row) => [row.email, { total: Number(row.total), active: Number(row.active ?? 0) }]),
-      )
+      const counts = new Map<string, KeyCounts>()
+      for (const key of (await keyViews().execute()).map(toKeyView)) {
+        if (key.createdBy === null) continue
+        const count = counts.get(key.createdBy) ?? { active: 0, total: 0 }
+        count.total += 1
+        if (key.status === 'active') count.active += 1
+        counts.set(key.createdBy, count)
+      }
+      return counts
     },
 
     /** Gives a key a new name (revoked keys too: the name is only a label); audited as `key.renamed`. */

@@ -167,7 +167,7 @@ const GENERATED = '# Written by `lectern redirects export`; changes are lost on 
  * nginx, inside `server { }`: one exact-match `location =` per redirect. nginx compares a location
  * with the request path percent-decoded once (an invalid encoding is already a 400), case-sensitively,
  * as the matching algorithm does; exact locations are looked up in a tree, so 100,000 of them stay fast.
- * `absolute_redirect off` is set inside each block so that `Location` stays a path, as §2.1 says,
+ * `absolute_redirect off` is set inside each block so that `Location` stays a path, as the matching algorithm says,
  * without changing the server's other redirects. `$is_args$args` carries the raw query (nothing for
  * a bare `?`). The path is a quoted string (`"` and `\` escaped); the Location holds only unreserved
  * characters, `/` and `%XX`, none of which nginx interprets. nginx merges repeated slashes before
@@ -273,7 +273,7 @@ function celEscapes(text: string): string {
 /**
  * Netlify `_redirects`: `from to status!`, both paths percent-encoded (fields are separated by
  * spaces, and the encoding leaves no space, `:placeholder` or `*` splat). `!` forces the redirect
- * even when a file exists at the old path, as §2.1 does. Netlify passes the query string on.
+ * even when a file exists at the old path, as the matcher does. Netlify passes the query string on.
  */
 function* netlify(rules: Iterable<ResolvedRedirect>): Generator<string> {
   yield GENERATED

@@ -184,7 +184,7 @@ export function createRedirectMatcher(items: Iterable<RedirectRule>): RedirectMa
       if (path === null) return null
       const answer = lookup.get(path)
       if (!answer) return null
-      // An empty query (a bare `?`) is no query: no runtime can tell the two apart (SPEC cases).
+      // An empty query (a bare `?`) is no query: no runtime can tell the two apart (spec/redirect-cases.json).
       return {
         status: answer.status,
         location: query === '' ? answer.location : `${answer.location}?${query}`,

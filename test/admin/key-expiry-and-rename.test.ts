@@ -4,7 +4,7 @@ import { formatTimestamp } from '../../src/time.js'
 import { buildApiKey, buildUser } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { GENEROUS_LIMITS } from '../security-suite.js'
-import { type DashboardClient, signedInClient, textOf } from './support.js'
+import { type DashboardClient, rowText, signedInClient, textOf } from './support.js'
 
 const inOneYear = () => formatTimestamp(new Date(Date.now() + 365 * 86_400_000))
 
@@ -111,6 +111,25 @@ describe('API keys: expiry and renaming', () => {
     expect(page.statusCode).toBe(200)
     expect(textOf(page)).toContain('Expired')
     expect(textOf(page)).toContain('2021-06-01')
+  })
+
+  it('shows a disabled owner’s key as inactive, saying why, in the list, its filter, its page and the users list', async () => {
+    const owner = await buildUser(ctx.database.db, { role: 'global_admin' })
+    const { id, plainKey } = await buildApiKey(ctx.database.db, { userId: owner.id, name: 'Orphaned site' })
+    await ctx.services.users.disableUser(owner.email)
+    expect((await api(plainKey)).json()).toMatchObject({ error: 'api_key_inactive' })
+
+    const list = await admin.get('/admin/keys')
+    const row = rowText(list, `key-${id}`)
+    expect(row).toContain('Inactive owner disabled')
+    expect(row).not.toContain('Active')
+    // Its own switch is still on: the row offers to deactivate it, not to activate it.
+    expect(row).toContain('Deactivate')
+    const inactive = await admin.get('/admin/keys?filter=inactive')
+    expect(textOf(inactive)).toContain('Orphaned site')
+    expect(textOf(await admin.get('/admin/keys?filter=active'))).not.toContain('Orphaned site')
+    expect(textOf(await admin.get(`/admin/keys/${id}`))).toContain('Inactive owner disabled')
+    expect(rowText(await admin.get('/admin/users'), `user-${owner.id}`)).toContain('0 active of 1')
   })
 
   it('renames a key from its page, audited, and the key keeps working', async () => {

@@ -239,6 +239,30 @@ describe('rate limits', () => {
       expect(remaining).toEqual([990, 991, 992, 993, 994, 995, 996, 997, 998, 999])
     })
 
+    it("never gives a RateLimit item a reset t beyond its policy window w, even at a window's first request", async () => {
+      await open({ perHour: 1000, perSecond: 2 })
+      const base = await listen()
+      const windows = (policy: string) =>
+        new Map([...policy.matchAll(/"(\w+)";q=\d+;w=(\d+)/g)].map((m) => [m[1], Number(m[2])]))
+      const resets = (field: string) =>
+        [...field.matchAll(/"(\w+)";r=\d+;t=(\d+)/g)].map((m) => [m[1], Number(m[2])] as const)
+      // A fresh key's first request starts its hour; three of them, and a burst refusal.
+      for (let i = 0; i < 3; i++) {
+        const key = await buildApiKey(ctx.database.db)
+        const responses = []
+        for (let n = 0; n < 3; n++)
+          responses.push(
+            await fetch(`${base}/api/v1/forms`, { headers: { authorization: key.authorization } }),
+          )
+        for (const response of responses) {
+          const w = windows(response.headers.get('ratelimit-policy') ?? '')
+          const items = resets(response.headers.get('ratelimit') ?? '')
+          expect(items.length).toBeGreaterThan(0)
+          for (const [name, t] of items) expect(t).toBeLessThanOrEqual(w.get(name) ?? -1)
+        }
+      }
+    })
+
     it('lets exactly the hourly limit through when many requests arrive at once', async () => {
       await open({ perHour: 5, perSecond: 1000 })
       const key = await buildApiKey(ctx.database.db)

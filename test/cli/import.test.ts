@@ -1,10 +1,16 @@
+import { execFile } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { BULK_SUBMISSIONS } from '../../src/services/import/batches.js'
 import { createTestContext, TEST_DIALECT, type TestContext } from '../harness.js'
-import { runCli } from './run-cli.js'
+import { BIN, runCli } from './run-cli.js'
+
+const execFileAsync = promisify(execFile)
+/** What a redrawn terminal line starts with: a carriage return, then erase to the end of the line. */
+const ERASE = '\r\x1b[K'
 
 describe('lectern import', () => {
   let ctx: TestContext
@@ -96,6 +102,63 @@ describe('lectern import', () => {
     expect(problems[1]).toContain('line 503')
     expect(await count('forms')).toBe(0)
     expect(await count('submissions')).toBe(0)
+  })
+
+  it('says what it expected of a line or a file that is not JSON at all', async () => {
+    const ndjson = join(ctx.dir, 'notes.ndjson')
+    writeFileSync(ndjson, `${JSON.stringify({ kind: 'form', title: 'Fine' })}\n\nnot json\n`)
+    const line = await cli(['import', ndjson])
+    expect(line.code).not.toBe(0)
+    expect(line.stderr.trim().split('\n')[1]).toBe(
+      '  - line 3: not a JSON object: expected one JSON record per line, such as {"kind": "form", "title": "Contact"} (the line begins "not json")',
+    )
+    expect(line.stderr).not.toContain('Unexpected token')
+
+    const json = join(ctx.dir, 'notes.json')
+    writeFileSync(json, 'forms: Contact, Newsletter, and a very long list\n')
+    const file = await cli(['import', json])
+    expect(file.code).not.toBe(0)
+    expect(file.stderr.trim().split('\n')[1]).toBe(
+      '  - the file must hold a JSON object such as {"forms": [], "pages": []}, but it is not JSON (it begins "forms: Contact, Newslett…")',
+    )
+    expect(await count('forms')).toBe(0)
+  })
+
+  it('shows its progress on one line redrawn on a terminal, and none through a pipe or with --quiet', async () => {
+    const file = join(ctx.dir, 'progress.ndjson')
+    const lines = [JSON.stringify({ kind: 'form', id: 'form_p', title: 'Progress' })]
+    for (let i = 0; i < 3000; i++)
+      lines.push(JSON.stringify({ kind: 'submission', formId: 'form_p', data: { i } }))
+    writeFileSync(file, lines.join('\n'))
+    /** The import run under a pseudo-terminal (util-linux `script`), as from an interactive shell. */
+    const onTerminal = async (...flags: string[]) => {
+      const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`
+      const command = [process.execPath, BIN, 'import', ...flags, file].map(quote).join(' ')
+      const { stdout } = await execFileAsync('script', ['-qfec', command, '/dev/null'], {
+        env: { ...process.env, DATABASE_URL: ctx.databaseUrl, LOG_LEVEL: 'warn' },
+      })
+      return stdout
+    }
+
+    const shown = await onTerminal()
+    expect(shown).toContain(`${ERASE}checking: `)
+    const redraws = shown.split(ERASE)
+    expect(redraws.some((line) => /^writing: [\d,]+ of 3,001 records \(\d+%\)/.test(line))).toBe(true)
+    expect(shown).toContain(`${ERASE}finishing: ordering, indexing and committing 3,001 records`)
+    // The line is erased before the summary, which starts on a clean line.
+    expect(redraws.at(-1)).toMatch(/^Imported 1 form, 3000 submissions/)
+    expect(await count('submissions')).toBe(3000)
+
+    const quiet = await onTerminal('--quiet')
+    expect(quiet).toMatch(/^Imported 1 form, 3000 submissions/)
+    expect(quiet).not.toContain(ERASE)
+
+    const piped = await cli(['import', file])
+    expect(piped.code).toBe(0)
+    expect(piped.stderr).toBe('')
+    expect(piped.lines).toHaveLength(1)
+    expect(piped.stdout).toMatch(/^Imported 1 form, 3000 submissions/)
+    expect(piped.stdout).not.toContain(ERASE)
   })
 
   it('fails clearly for a missing file or an unsupported extension', async () => {

@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createTestContext, type TestContext } from '../harness.js'
 import { runCli } from './run-cli.js'
@@ -73,6 +74,56 @@ describe('lectern users and keys', () => {
     const unknown = await cli(['users', 'disable', 'nobody@example.com'])
     expect(unknown.code).not.toBe(0)
     expect(unknown.stderr.trim()).toMatch(/^lectern: User 'nobody@example\.com' not found \(database \S+\)$/)
+  })
+
+  it('lists a disabled owner’s key as inactive, saying why, as the API answers it over HTTP', async () => {
+    await cli(['users', 'create', '--email', 'admin@example.com', '--role', 'global_admin'])
+    await cli(['users', 'create', '--email', 'owner@example.com', '--role', 'global_admin'])
+    const created = await cli(['keys', 'create', '--name', 'Website', '--user', 'owner@example.com'])
+    const plainKey = created.lines.at(-1)
+    const { id } = await ctx.services.keys.findApiKey(created.stdout.match(/(key_\w+)/)?.[1] ?? '')
+    await cli(['keys', 'create', '--name', 'Paused', '--user', 'owner@example.com'])
+    const paused = (await ctx.services.keys.listApiKeys()).find((key) => key.name === 'Paused')
+    expect((await cli(['keys', 'deactivate', paused?.id ?? ''])).code).toBe(0)
+    expect((await cli(['users', 'disable', 'owner@example.com'])).code).toBe(0)
+
+    await ctx.app.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = ctx.app.server.address() as AddressInfo
+    const answer = await fetch(`http://127.0.0.1:${port}/api/v1/forms`, {
+      headers: { authorization: `Bearer ${plainKey}` },
+    })
+    expect(answer.status).toBe(401)
+    expect(((await answer.json()) as { error: string }).error).toBe('api_key_inactive')
+
+    // Both keys were made in the same second: the list's order between them is not fixed.
+    const byName = async () =>
+      new Map(
+        (JSON.parse((await cli(['keys', 'list', '--json'])).stdout) as { name: string }[]).map((key) => [
+          key.name,
+          key,
+        ]),
+      )
+    const listed = await byName()
+    expect(listed.get('Website')).toMatchObject({
+      id,
+      status: 'inactive',
+      statusReason: 'owner disabled',
+      deactivated: false,
+    })
+    expect(listed.get('Paused')).toMatchObject({
+      status: 'inactive',
+      statusReason: 'deactivated, owner disabled',
+      deactivated: true,
+    })
+    const table = await cli(['keys', 'list'])
+    expect(table.lines.find((line) => line.includes(' Website '))).toMatch(
+      /^key_\w+\s+Website\s+lk_live_\w{4}\s+inactive \(owner disabled\)\s+owner@/,
+    )
+
+    expect((await cli(['users', 'enable', 'owner@example.com'])).code).toBe(0)
+    const enabled = await byName()
+    expect(enabled.get('Website')).toMatchObject({ status: 'active', statusReason: null })
+    expect(enabled.get('Paused')).toMatchObject({ status: 'inactive', statusReason: 'deactivated' })
   })
 
   it('refuses to demote, disable or delete the last enabled global admin', async () => {

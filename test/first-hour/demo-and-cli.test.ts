@@ -196,11 +196,65 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
     const keys = await runCli(['keys', 'list'], { databaseUrl, cwd: tempDir() })
     expect(keys.code).toBe(0)
     expect(keys.stdout).toMatch(/Demo key .*active .*admin@example\.com/)
-    // Without it, the CLI says which database it opened instead of printing an empty table.
+    // Without it, the CLI says which database it looked for instead of printing an empty table.
     const elsewhere = tempDir()
+    const missing = await runCli(['keys', 'list'], { cwd: elsewhere, env: { DATABASE_URL: '' } })
+    expect(missing.code).toBe(1)
+    expect(missing.stderr.trim()).toBe(
+      `lectern: The database file ${join(elsewhere, 'data', 'lectern.db')} does not exist: check DATABASE_URL (sqlite:./data/lectern.db), or create it with \`lectern migrate\``,
+    )
+    expect(existsSync(join(elsewhere, 'data'))).toBe(false)
+    expect((await runCli(['migrate'], { cwd: elsewhere, env: { DATABASE_URL: '' } })).code).toBe(0)
     const empty = await runCli(['keys', 'list'], { cwd: elsewhere, env: { DATABASE_URL: '' } })
     expect(empty.code).toBe(0)
     expect(empty.stdout.trim()).toBe(`No API keys in sqlite:${join(elsewhere, 'data', 'lectern.db')}`)
+  })
+
+  it("runs the README's CLI example against the demo once the demo's export line is pasted, and says where each write went", async () => {
+    const dir = tempDir()
+    const port = await freePort()
+    const running = demo(dir, port)
+    const banner = await running.ready
+    const demoFile = join(dir, 'data', 'demo.db')
+    const exported = /^\s*export (DATABASE_URL=\S+)$/m.exec(banner)?.[1]
+    expect(exported).toBe(`DATABASE_URL=sqlite:${demoFile}`)
+    const env = { DATABASE_URL: exported?.slice('DATABASE_URL='.length) ?? '' }
+
+    // The example, as the README gives it, in the shell where the line was pasted.
+    const user = await runCli(['users', 'create', '--email', 'ada@example.com', '--role', 'global_admin'], {
+      cwd: dir,
+      env,
+      input: 'a long passphrase here\n',
+    })
+    expect(user.code, user.stderr).toBe(0)
+    expect(user.stderr).toBe(`Wrote to sqlite:${demoFile}\n`)
+    const created = await runCli(['keys', 'create', '--name', 'Website', '--user', 'ada@example.com'], {
+      cwd: dir,
+      env,
+    })
+    expect(created.code, created.stderr).toBe(0)
+    expect(created.stderr).toBe(`Wrote to sqlite:${demoFile}\n`)
+    expect((await formsWith(port, created.lines.at(-1))).status).toBe(200)
+
+    // Without it, the writes go to the CLI's own database, and each says so and points at the demo.
+    const lecternFile = join(dir, 'data', 'lectern.db')
+    const plain = { cwd: dir, env: { DATABASE_URL: '' } }
+    const note = `Note: the demo running here (process ${running.child.pid}) serves another database; to work on its data: export DATABASE_URL=sqlite:${demoFile}`
+    const missing = await runCli(['keys', 'create', '--name', 'Website'], plain)
+    expect(missing.code).toBe(1)
+    expect(missing.stderr.split('\n')).toEqual([
+      `lectern: The database file ${lecternFile} does not exist: check DATABASE_URL (sqlite:./data/lectern.db), or create it with \`lectern migrate\``,
+      note,
+      '',
+    ])
+    expect((await runCli(['migrate'], plain)).code).toBe(0)
+    await runCli(['users', 'create', '--email', 'ada@example.com', '--role', 'global_admin'], plain)
+    const elsewhere = await runCli(['keys', 'create', '--name', 'Website'], plain)
+    expect(elsewhere.code, elsewhere.stderr).toBe(0)
+    expect(elsewhere.lines.at(-1)).toMatch(/^lk_live_\w+$/)
+    expect(elsewhere.stderr.split('\n')).toEqual([`Wrote to sqlite:${lecternFile}`, note, ''])
+    expect((await formsWith(port, elsewhere.lines.at(-1))).status).toBe(401)
+    expect(await running.stop()).toBe(0)
   })
 
   it('names the database it opened whenever a command finds nothing', async () => {
@@ -208,6 +262,7 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
     const databaseUrl = `sqlite:${join(dir, 'lectern.db')}`
     const cli = (args: string[]) => runCli(args, { databaseUrl })
 
+    expect((await cli(['migrate'])).code).toBe(0)
     expect((await cli(['users', 'list'])).stdout.trim()).toBe(`No users in ${databaseUrl}`)
     const noAdmin = await cli(['keys', 'create', '--name', 'Website'])
     expect(noAdmin.code).not.toBe(0)

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { AuditEntry } from '../../services/audit.js'
 import type { Services } from '../../services/index.js'
-import { hasExpired } from '../../services/keys.js'
 import { canManageOrganization, roleAllows } from '../../services/roles.js'
 import { url } from '../html.js'
 import { signedIn } from '../requests.js'
@@ -74,8 +73,8 @@ export function registerHomeRoutes(app: FastifyInstance, services: Services): vo
         services.audit.recent(RECENT_ACTIVITY),
       ])
       recent = latest
-      // An active key past its expiry is refused: it is not counted as working.
-      const active = keys.filter((key) => key.status === 'active' && !hasExpired(key)).length
+      // Counted as the API answers them: an expired key or a disabled owner's is not working.
+      const active = keys.filter((key) => key.status === 'active').length
       cards.push({
         title: 'API keys',
         href: url`/admin/keys`,

@@ -1,6 +1,6 @@
 import type { PageOf } from '../../schemas.js'
 import type { KeyFilter, KeySort } from '../../services/dashboard-lists.js'
-import { type ApiKeyView, hasExpired } from '../../services/keys.js'
+import type { ApiKeyView } from '../../services/keys.js'
 import type { ListView } from '../../services/listing.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { html, type SafeHtml, url } from '../html.js'
@@ -58,9 +58,17 @@ export const KEY_LIST: ListSpec<KeyFilter, KeySort> = {
 
 export const keyLabel = (key: ApiKeyView) => `${key.prefix}…`
 
-/** The key's status badge; an active key past its expiry shows as expired. */
-export const keyStatusBadge = (key: ApiKeyView) =>
-  key.status === 'active' && hasExpired(key) ? badge('Expired', 'bad') : STATUS_BADGES[key.status]
+/**
+ * The key's status badge, as the API answers the key (`keyStatus`), and why when the badge does not
+ * say it: a key that is only past its expiry shows as expired.
+ */
+export const keyStatusBadge = (key: ApiKeyView): SafeHtml => {
+  if (key.statusReason === 'expired') return badge('Expired', 'bad')
+  const shown = STATUS_BADGES[key.status]
+  return key.statusReason === null
+    ? shown
+    : html`${shown} <span class="muted status-reason">${key.statusReason}</span>`
+}
 
 function keyActions(key: ApiKeyView, csrf: string): SafeHtml {
   if (key.status === 'revoked') return html`<span class="muted">None: revoked for good</span>`
@@ -69,7 +77,7 @@ function keyActions(key: ApiKeyView, csrf: string): SafeHtml {
     toggle: switchButton({
       csrf,
       subject: key.name,
-      isOn: key.status === 'active',
+      isOn: !key.deactivated,
       labels: ['Deactivate', 'Activate'],
       action: { off: url`/admin/keys/${key.id}/deactivate`, on: url`/admin/keys/${key.id}/activate` },
     }),

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import {
   type Compilable,
@@ -29,11 +29,18 @@ export const SQLITE_ERROR_CODES: DriverErrorCodes = {
  */
 export const PAGE_SIZE = 8_192
 
-/** Opens (creating it and its directory if needed) the SQLite file `file`, or `:memory:`. */
-export function openSqlite(file: string): DatabaseHandle {
+/**
+ * Opens the SQLite file `file`, or `:memory:`, creating it and its directory if needed unless
+ * `create` is false.
+ */
+export function openSqlite(file: string, { create = true }: { create?: boolean } = {}): DatabaseHandle {
   if (file === '')
     throw new ValidationError('DATABASE_URL sqlite: needs a file name, e.g. sqlite:./data/lectern.db')
   const path = file === ':memory:' ? file : resolve(file)
+  if (path !== ':memory:' && !create && !existsSync(path))
+    throw new ValidationError(
+      `The database file ${path} does not exist: check DATABASE_URL (sqlite:${file}), or create it with \`lectern migrate\``,
+    )
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const sqlite = openSqliteConnection(path)
   // A new file gets pages of 8 KiB instead of 4: a page of submissions (rows stored in list order) is

@@ -33,6 +33,17 @@ export interface ImportDocument {
 }
 
 /**
+ * How far an import has got: `checking` (the validating read), `writing` (the reads that write;
+ * `done` counts the records of the current read), `finishing` (what follows the last read: sorted
+ * moves, index rebuilds, the commit). `total` is known once the check has read every record.
+ */
+export interface ImportProgress {
+  phase: 'checking' | 'writing' | 'finishing'
+  done: number
+  total?: number
+}
+
+/**
  * How an importer may use the database: `ownProcess` when the import is all its process does
  * (`lectern import`), so that it may write with more memory and larger steps than an import inside
  * a server, whose event loop must keep turning.
@@ -51,8 +62,19 @@ export function createImporter(db: Kysely<Database>, options: ImporterOptions = 
      * number of forms, pages and redirects, not of submissions. A `.json` file is parsed whole, so
      * large imports belong in NDJSON.
      */
-    async importFile(path: string, actor: Actor = 'cli'): Promise<ImportResult> {
-      return runImport(db, await fileSource(path), actor, basename(path), options)
+    async importFile(
+      path: string,
+      actor: Actor = 'cli',
+      onProgress?: (progress: ImportProgress) => void,
+    ): Promise<ImportResult> {
+      const source = await fileSource(path)
+      return runImport(
+        db,
+        onProgress ? reportingProgress(source, onProgress) : source,
+        actor,
+        basename(path),
+        options,
+      )
     },
 
     /**
@@ -91,4 +113,31 @@ async function runImport(
     options,
   )
   return { counts: plan.counts, created, updated, warnings }
+}
+
+/**
+ * `source`, telling `onProgress` after each batch it hands out: its first read is the check, the
+ * later ones write, and once a later read has reached the end only finishing work is left.
+ */
+function reportingProgress(
+  source: RecordSource,
+  onProgress: (progress: ImportProgress) => void,
+): RecordSource {
+  let reads = 0
+  let total: number | undefined
+  return {
+    ...source,
+    async *entries() {
+      const phase = reads++ === 0 ? 'checking' : 'writing'
+      let done = 0
+      onProgress({ phase, done, ...(total === undefined ? {} : { total }) })
+      for await (const batch of source.entries()) {
+        done += batch.length
+        onProgress({ phase, done, ...(total === undefined ? {} : { total }) })
+        yield batch
+      }
+      if (phase === 'checking') total = done
+      else onProgress({ phase: 'finishing', done, ...(total === undefined ? {} : { total }) })
+    },
+  }
 }

@@ -151,8 +151,13 @@ async function readJsonDocument(path: string): Promise<RecordSource> {
   } catch (error) {
     const { reason, line, column } = locateSyntaxError(text, error)
     const where = line === undefined ? '' : ` at line ${line}, column ${column}`
+    // Text that does not even begin as an object is most likely not JSON at all (or NDJSON named
+    // .json): the parser's complaint about its second character would not say what was expected.
+    const message = !text.trimStart().startsWith('{')
+      ? `the file must hold a JSON object such as {"forms": [], "pages": []}, but it is not JSON (it begins ${beginning(text)})`
+      : `the file is not valid JSON${where}: ${reason}`
     return {
-      fileProblems: [{ message: `the file is not valid JSON${where}: ${reason}` }],
+      fileProblems: [{ message }],
       entries: noEntries,
       locate: locateItem,
     }
@@ -209,6 +214,11 @@ function parseLine(text: string, line: number): SourceEntry | undefined {
   try {
     value = JSON.parse(text)
   } catch (error) {
+    // A line that does not begin as an object is not a broken record but no record at all.
+    if (!text.trimStart().startsWith('{'))
+      return lineProblem(line, {
+        message: `not a JSON object: expected one JSON record per line, such as {"kind": "form", "title": "Contact"} (the line begins ${beginning(text)})`,
+      })
     const { reason, column } = locateSyntaxError(text, error)
     const where = column === undefined ? '' : ` at column ${column}`
     return lineProblem(line, { message: `not valid JSON${where}: ${reason}` })
@@ -232,6 +242,13 @@ function parseLine(text: string, line: number): SourceEntry | undefined {
   // One literal per line, kind included: spreading a kindless location costs ~0.7 s per million lines.
   const known = kind as ImportKind
   return { kind: known, record: value, location: { style: 'line', order: line, line, kind: known } }
+}
+
+/** The first characters of `text`, quoted and escaped, to show what a file or line holds instead. */
+function beginning(text: string): string {
+  const start = text.trimStart()
+  const shown = [...start.slice(0, 48)].slice(0, 24).join('')
+  return JSON.stringify(shown.length < start.length ? `${shown}…` : shown)
 }
 
 /** A line that is no record; it has no kind to name in its location. */

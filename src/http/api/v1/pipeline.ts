@@ -153,9 +153,13 @@ function rateLimitMessage(decision: RateLimitDecision, perSecond: number | undef
 }
 
 /** The `RateLimit-Policy` value: both policies, the same on every response of one pipeline. */
+/** The windows, in seconds, of the two policies (`w`), which no `t` may exceed. */
+const HOUR_WINDOW_S = 3600
+const BURST_WINDOW_S = 1
+
 function rateLimitPolicy(perHour: number, perSecond: number | undefined): string {
-  const hour = `"hour";q=${perHour};w=3600`
-  return perSecond === undefined ? hour : `${hour}, "burst";q=${perSecond};w=1`
+  const hour = `"hour";q=${perHour};w=${HOUR_WINDOW_S}`
+  return perSecond === undefined ? hour : `${hour}, "burst";q=${perSecond};w=${BURST_WINDOW_S}`
 }
 
 /**
@@ -166,10 +170,14 @@ function rateLimitPolicy(perHour: number, perSecond: number | undefined): string
 function rateLimitItems(decision: RateLimitDecision): string {
   const refused = refusedBy(decision)
   const retryAfter = decision.retryAfter ?? 1
-  const hourReset =
-    refused === 'hour' ? retryAfter : Math.max(0, decision.resetAt - Math.floor(Date.now() / 1000))
+  // `resetAt` is rounded up to a whole second and "now" down, so a window that has just begun would
+  // show 3601 s: `t` is capped at the policy's window `w`, as the draft requires.
+  const hourReset = Math.min(
+    HOUR_WINDOW_S,
+    refused === 'hour' ? retryAfter : Math.max(0, decision.resetAt - Math.floor(Date.now() / 1000)),
+  )
   const items = `"hour";r=${decision.remaining};t=${hourReset}`
-  return refused === 'burst' ? `${items}, "burst";r=0;t=${retryAfter}` : items
+  return refused === 'burst' ? `${items}, "burst";r=0;t=${Math.min(BURST_WINDOW_S, retryAfter)}` : items
 }
 
 const MAX_NAMED_PARAMETERS = 5
@@ -177,7 +185,7 @@ const MAX_NAMED_PARAMETERS = 5
 const MAX_NAMED_LENGTH = 64
 
 /**
- * The `Lectern-Warning` for query parameters the route does not know: the SPEC has them ignored,
+ * The `Lectern-Warning` for query parameters the route does not know: the API ignores them,
  * and this makes a typo (`pagesize`) visible. Names are percent-encoded, so whatever a client sends
  * stays a valid header value, and at most a few are named.
  */
