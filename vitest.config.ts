@@ -47,7 +47,19 @@ const postgres: TestProjectInlineConfiguration = {
   },
 }
 
+const shared = {
+  include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'clients/js/test/**/*.test.ts'],
+  // Fails a test during which the app answered something openapi.json does not describe.
+  setupFiles: ['test/contract/setup.ts'],
+  globalSetup: ['test/global-setup.ts'],
+  pool: 'forks' as const,
+  testTimeout: 30_000,
+  hookTimeout: 30_000,
+}
+
 export default defineConfig(async () => {
+  // LECTERN_TEST_DATABASE=sqlite (as mutation testing sets it) runs the SQLite project alone.
+  if (process.env.LECTERN_TEST_DATABASE === 'sqlite') return { test: { ...shared, projects: [sqlite] } }
   const servicesUp = (await reachable('127.0.0.1', 5432)) && (await reachable('127.0.0.1', 6379))
   // On a laptop without PostgreSQL and Redis their project is left out; in CI it always runs and
   // fails loudly if they are missing.
@@ -57,16 +69,5 @@ export default defineConfig(async () => {
     // Read by test/global-setup.ts, which repeats the warning when the run ends.
     process.env.LECTERN_POSTGRES_SKIPPED = '1'
   }
-  return {
-    test: {
-      include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'clients/js/test/**/*.test.ts'],
-      // Fails a test during which the app answered something openapi.json does not describe.
-      setupFiles: ['test/contract/setup.ts'],
-      globalSetup: ['test/global-setup.ts'],
-      pool: 'forks' as const,
-      testTimeout: 30_000,
-      hookTimeout: 30_000,
-      projects: withPostgres ? [sqlite, postgres] : [sqlite],
-    },
-  }
+  return { test: { ...shared, projects: withPostgres ? [sqlite, postgres] : [sqlite] } }
 })
