@@ -18,7 +18,11 @@ function reachable(host: string, port: number): Promise<boolean> {
 // Pure unit tests need no database: they run once, in the SQLite project. So do the client tests
 // against scripts/client-test-server.mjs, which always runs on a temporary SQLite file.
 const UNIT_TESTS = [
+  'src/admin/html.test.ts',
+  'src/http/api/v1/authorization.test.ts',
+  'src/http/params.test.ts',
   'src/ratelimit/memory.test.ts',
+  'src/services/key-format.test.ts',
   'src/services/redirect-rules.test.ts',
   'test/db/migrations-frozen.test.ts',
   'clients/js/test/policy.test.ts',
