@@ -62,8 +62,6 @@ const shared = {
 }
 
 export default defineConfig(async () => {
-  // LECTERN_TEST_DATABASE=sqlite (as mutation testing sets it) runs the SQLite project alone.
-  if (process.env.LECTERN_TEST_DATABASE === 'sqlite') return { test: { ...shared, projects: [sqlite] } }
   const servicesUp = (await reachable('127.0.0.1', 5432)) && (await reachable('127.0.0.1', 6379))
   // On a laptop without PostgreSQL and Redis their project is left out; in CI it always runs and
   // fails loudly if they are missing.

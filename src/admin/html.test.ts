@@ -121,6 +121,7 @@ describe('sameSitePath', () => {
     ['/admin/forms?page=2#top', '/admin/forms?page=2'],
     ['/admin/a b', '/admin/a%20b'],
     ['/admin/x/../forms', '/admin/forms'],
+    ['/admin/forms//', '/admin/forms//'],
   ])('accepts %j as %j', (value, path) => {
     expect(sameSitePath(value, '/admin')?.value).toBe(path)
   })

@@ -94,6 +94,11 @@ describe('parseListQuery', () => {
 
   it('ignores parameters it does not know', () => {
     expect(parseListQuery({ sort: 'name', page: '3' })).toEqual({ page: 3, pageSize: 20, filter: undefined })
+    expect(parseListQuery({ undefined: 'x', active: 'x' })).toEqual({
+      page: 1,
+      pageSize: 20,
+      filter: undefined,
+    })
   })
 })
 
