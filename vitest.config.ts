@@ -18,7 +18,11 @@ function reachable(host: string, port: number): Promise<boolean> {
 // Pure unit tests need no database: they run once, in the SQLite project. So do the client tests
 // against scripts/client-test-server.mjs, which always runs on a temporary SQLite file.
 const UNIT_TESTS = [
+  'src/admin/html.test.ts',
+  'src/http/api/v1/authorization.test.ts',
+  'src/http/params.test.ts',
   'src/ratelimit/memory.test.ts',
+  'src/services/key-format.test.ts',
   'src/services/redirect-rules.test.ts',
   'test/db/migrations-frozen.test.ts',
   'test/docs/links.test.ts',
@@ -48,6 +52,16 @@ const postgres: TestProjectInlineConfiguration = {
   },
 }
 
+const shared = {
+  include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'clients/js/test/**/*.test.ts'],
+  // Fails a test during which the app answered something openapi.json does not describe.
+  setupFiles: ['test/contract/setup.ts'],
+  globalSetup: ['test/global-setup.ts'],
+  pool: 'forks' as const,
+  testTimeout: 30_000,
+  hookTimeout: 30_000,
+}
+
 export default defineConfig(async () => {
   const servicesUp = (await reachable('127.0.0.1', 5432)) && (await reachable('127.0.0.1', 6379))
   // On a laptop without PostgreSQL and Redis their project is left out; in CI it always runs and
@@ -58,16 +72,5 @@ export default defineConfig(async () => {
     // Read by test/global-setup.ts, which repeats the warning when the run ends.
     process.env.LECTERN_POSTGRES_SKIPPED = '1'
   }
-  return {
-    test: {
-      include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'clients/js/test/**/*.test.ts'],
-      // Fails a test during which the app answered something openapi.json does not describe.
-      setupFiles: ['test/contract/setup.ts'],
-      globalSetup: ['test/global-setup.ts'],
-      pool: 'forks' as const,
-      testTimeout: 30_000,
-      hookTimeout: 30_000,
-      projects: withPostgres ? [sqlite, postgres] : [sqlite],
-    },
-  }
+  return { test: { ...shared, projects: withPostgres ? [sqlite, postgres] : [sqlite] } }
 })

@@ -190,7 +190,175 @@ describe('MemoryRateLimiter', () => {
     expect(take('key_b')).toMatchObject({ allowed: true, remaining: 9 })
   })
 
+  it('keeps counting the burst across the end of the hourly window, even when the key is swept', () => {
+    const { take, at } = limiterAt({ perHour: 10, perSecond: 1 })
+    take()
+    at(HOUR - 59_500)
+    take('other')
+    at(HOUR - 200)
+    expect(take().allowed).toBe(true)
+    // A minute since the last sweep, and the key's hour is over: the next request sweeps.
+    at(HOUR + 500)
+    expect(take()).toMatchObject({ allowed: false, retryAfter: 1 })
+    at(HOUR + 800)
+    expect(take()).toMatchObject({ allowed: true, remaining: 9 })
+  })
+
+  it('asks for the wait until the oldest burst slot frees when the clock stepped back', () => {
+    const { take, at } = limiterAt({ perHour: 10, perSecond: 1 })
+    at(5000)
+    take()
+    at(2000)
+    expect(take()).toMatchObject({ allowed: false, retryAfter: 4 })
+    at(5999)
+    expect(take()).toMatchObject({ allowed: false, retryAfter: 1 })
+    at(6000)
+    expect(take().allowed).toBe(true)
+  })
+
+  it('forgets a key a second after its hour ends, sweeping at most once a minute', () => {
+    const { limiter, take, at } = limiterAt({ perHour: 10, perSecond: 10 })
+    take('a')
+    at(30_000)
+    take('c')
+    expect(limiter.size).toBe(2)
+    // The first sweep after 'a' ended: a second past its hour exactly.
+    at(HOUR + 1000)
+    take('b')
+    expect(limiter.size).toBe(2)
+    // 'c' ended a second ago too, but the last sweep was only 59.999 s ago.
+    at(HOUR + 1000 + 59_999)
+    take('b')
+    expect(limiter.size).toBe(2)
+    at(HOUR + 1000 + 60_000)
+    take('b')
+    expect(limiter.size).toBe(1)
+    expect(limiter.peek('b')).toEqual({ windowStart: T0 + HOUR + 1000, count: 3 })
+  })
+
+  it('keeps a key whose hour ended less than a second ago through a sweep', () => {
+    const { limiter, take, at } = limiterAt({ perHour: 10, perSecond: 10 })
+    take('a')
+    at(HOUR + 999)
+    take('b')
+    expect(limiter.size).toBe(2)
+  })
+
+  it('reports itself as the memory store, not as a fallback', () => {
+    const { limiter } = limiterAt({ perHour: 1, perSecond: 1 })
+    expect(limiter.status()).toEqual({ store: 'memory', fallback: false })
+  })
+
+  describe('peek', () => {
+    it('knows nothing of a key that never made a request', () => {
+      const { limiter } = limiterAt({ perHour: 10, perSecond: 10 })
+      expect(limiter.peek('key_a')).toBeUndefined()
+    })
+
+    it('shows the window until the last millisecond of its hour, and nothing from its end on', () => {
+      const { limiter, take, at } = limiterAt({ perHour: 10, perSecond: 10 })
+      at(1000)
+      take()
+      take()
+      at(HOUR + 999)
+      expect(limiter.peek('key_a')).toEqual({ windowStart: T0 + 1000, count: 2 })
+      at(HOUR + 1000)
+      expect(limiter.peek('key_a')).toBeUndefined()
+    })
+  })
+
+  describe('seed', () => {
+    it('ignores a count seen in a window that ends at this very moment, even a higher one', () => {
+      const { limiter, take, at } = limiterAt({ perHour: 10, perSecond: 10 })
+      at(HOUR)
+      take()
+      limiter.seed('key_a', { windowStart: T0, count: 9 })
+      expect(limiter.peek('key_a')).toEqual({ windowStart: T0 + HOUR, count: 1 })
+      limiter.seed('key_b', { windowStart: T0, count: 9 })
+      expect(limiter.peek('key_b')).toBeUndefined()
+    })
+
+    it('takes the seen window over a local one that ends at this very moment, even with a lower count', () => {
+      const { limiter, take, at } = limiterAt({ perHour: 10, perSecond: 10 })
+      take()
+      take()
+      take()
+      at(HOUR)
+      limiter.seed('key_a', { windowStart: T0 + 600_000, count: 2 })
+      expect(limiter.peek('key_a')).toEqual({ windowStart: T0 + 600_000, count: 2 })
+      expect(take()).toMatchObject({ allowed: true, remaining: 7, resetAt: (T0 + 600_000 + HOUR) / 1000 })
+    })
+
+    it('raises the count of the current window to a higher one seen, and keeps the earlier start', () => {
+      const { limiter, take, at } = limiterAt({ perHour: 10, perSecond: 10 })
+      at(60_000)
+      take()
+      take()
+      limiter.seed('key_a', { windowStart: T0, count: 5 })
+      expect(limiter.peek('key_a')).toEqual({ windowStart: T0, count: 5 })
+      expect(take()).toMatchObject({ remaining: 4, resetAt: (T0 + HOUR) / 1000 })
+    })
+
+    it('keeps its own window start when the count seen is no higher', () => {
+      const { limiter, take, at } = limiterAt({ perHour: 10, perSecond: 10 })
+      at(60_000)
+      take()
+      take()
+      limiter.seed('key_a', { windowStart: T0, count: 2 })
+      expect(limiter.peek('key_a')).toEqual({ windowStart: T0 + 60_000, count: 2 })
+    })
+  })
+
   describe('refund', () => {
+    it('takes back a charge asynchronously too', async () => {
+      const { limiter, take } = limiterAt({ perHour: 2, perSecond: 10 })
+      const first = chargeOf(take())
+      await limiter.refund('key_a', first)
+      expect(take().remaining).toBe(1)
+    })
+
+    it('ignores a charge of a key it no longer holds', async () => {
+      const { limiter, take } = limiterAt({ perHour: 2, perSecond: 10 })
+      const first = chargeOf(take())
+      await limiter.close()
+      expect(() => limiter.refundSync('key_a', first)).not.toThrow()
+      expect(take().remaining).toBe(1)
+    })
+
+    it('never counts below zero when a charge is refunded twice', () => {
+      const { limiter, take } = limiterAt({ perHour: 3, perSecond: 10 })
+      const first = chargeOf(take())
+      limiter.refundSync('key_a', first)
+      limiter.refundSync('key_a', first)
+      expect(limiter.peek('key_a')?.count).toBe(0)
+      expect(take().remaining).toBe(2)
+    })
+
+    it('leaves the burst log alone when the refunded request has already left it', () => {
+      const { limiter, take, at } = limiterAt({ perHour: 10, perSecond: 1 })
+      const first = chargeOf(take())
+      at(1000)
+      expect(take().allowed).toBe(true)
+      limiter.refundSync('key_a', first)
+      expect(take().allowed).toBe(false)
+    })
+
+    it('frees exactly one place when the newest request of a log that wrapped part way is taken back', () => {
+      const { limiter, take, at } = limiterAt({ perHour: 100, perSecond: 3 })
+      for (const ms of [0, 10, 20]) {
+        at(ms)
+        take()
+      }
+      at(1000)
+      const newest = chargeOf(take())
+      limiter.refundSync('key_a', newest)
+      expect(take().allowed).toBe(true)
+      expect(take().allowed).toBe(false)
+      at(1010)
+      expect(take().allowed).toBe(true)
+      expect(take().allowed).toBe(false)
+    })
+
     it('gives back the hourly count of a request taken back', () => {
       const { limiter, take } = limiterAt({ perHour: 3, perSecond: 100 })
       take()

@@ -1,20 +1,18 @@
-import { hash, timingSafeEqual } from 'node:crypto'
+import { timingSafeEqual } from 'node:crypto'
 import type { DatabaseHandle } from '../db/database.js'
 import { param } from '../db/prepared.js'
 import type { ContentKind } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
-import { isSafeId, newId, randomBase62 } from '../ids.js'
+import { isSafeId, newId } from '../ids.js'
 import { characterProblem, FIELD_LIMITS } from '../limits.js'
 import { formatTimestamp, now, parseTimestamp } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
 import { sharedFreshLookups } from './fresh-lookups.js'
+import { hasExpired, hashApiKey, hasKeyShape, keyDisplayPrefix, newPlainKey } from './key-format.js'
 import { normalizeEmail } from './users.js'
 
-export const KEY_PREFIX = 'lk_live_'
-const KEY_RANDOM_LENGTH = 40
-const DISPLAY_PREFIX_LENGTH = KEY_PREFIX.length + 4
-/** A token that cannot be a key is refused without touching the database. */
-const KEY_SHAPE = /^lk_live_[0-9A-Za-z]{32,128}$/
+export { hasExpired, hashApiKey, KEY_PREFIX, keyDisplayPrefix } from './key-format.js'
+
 /** `lastUsedAt` is written at most this often per key, so reads do not become writes. */
 const LAST_USED_RESOLUTION_MS = 60_000
 
@@ -41,10 +39,6 @@ export interface ApiKeyView {
   /** When the key stops working (it then answers `api_key_inactive`); null: never. */
   expiresAt: string | null
 }
-
-/** Whether a key's expiry has passed: it is then refused as inactive. */
-export const hasExpired = (key: Pick<ApiKeyView, 'expiresAt'>, now = Date.now()): boolean =>
-  key.expiresAt !== null && Date.parse(key.expiresAt) <= now
 
 /** What is stored about a key and its owner that decides whether it works. */
 export interface KeyState {
@@ -102,16 +96,6 @@ export type KeyCheck =
   | { status: 'inactive' }
   /** Active, but past its expiry time: refused as inactive, with a message saying when it expired. */
   | { status: 'expired'; expiresAt: string }
-
-/** The part of a key kept in clear to tell keys apart in lists: `lk_live_` plus four characters. */
-export function keyDisplayPrefix(plainKey: string): string {
-  return plainKey.slice(0, DISPLAY_PREFIX_LENGTH)
-}
-
-/** SHA-256 of a key, in hex; one-shot `hash` is about a third of `createHash`'s cost on the hot path. */
-export function hashApiKey(plainKey: string): string {
-  return hash('sha256', plainKey, 'hex')
-}
 
 /**
  * API keys: created once and shown once, stored as a SHA-256 hash plus a display prefix.
@@ -294,7 +278,7 @@ export function createKeyService(database: DatabaseHandle) {
       const name = checkName(input.name)
       const expiresAt = checkExpiry(input.expiresAt)
       const creator = await findKeyOwner(input.userEmail)
-      const plainKey = KEY_PREFIX + randomBase62(KEY_RANDOM_LENGTH)
+      const plainKey = newPlainKey()
       const row = {
         id: newId('key'),
         name,
@@ -403,7 +387,7 @@ export function createKeyService(database: DatabaseHandle) {
      * `hashApiKey(plainKey)`, for a caller that has already computed it.
      */
     checkApiKey: async (plainKey: string, keyHash = hashApiKey(plainKey)): Promise<KeyCheck> => {
-      if (!KEY_SHAPE.test(plainKey)) return { status: 'invalid' }
+      if (!hasKeyShape(plainKey)) return { status: 'invalid' }
       const [row] = await lookupKeyFresh(keyHash)
       if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(keyHash)))
         return { status: 'invalid' }

@@ -1,11 +1,13 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { StringTable } from './import/string-table.js'
 import { createRedirectMatcher, type RedirectRule } from './redirect-matcher.js'
 import {
   describeLoop,
   describeRedirectRoute,
   findRedirectChains,
   findRedirectLoops,
+  flatteningYielding,
   flattenRedirectChains,
   flattenTypedRedirectChains,
   MAX_REDIRECT_PATH_LENGTH,
@@ -17,6 +19,10 @@ import {
   resolveYielding,
   rotateLoop,
 } from './redirect-rules.js'
+
+// Mutation testing runs each test once per mutant it reaches: the scale tests, which guard running
+// time and stack depth rather than answers, are left to the ordinary suite.
+const atScale = it.skipIf(process.env.STRYKER_MUTATOR_WORKER !== undefined)
 
 const edges = (...pairs: [string, string][]): RedirectEdge[] =>
   pairs.map(([fromPath, toPath]) => ({ fromPath, toPath }))
@@ -288,7 +294,7 @@ describe('RedirectGraph on long chains', () => {
   const longChain = () =>
     Array.from({ length: LINKS }, (_, i): RedirectEdge => ({ fromPath: `/m${i}`, toPath: `/m${i + 1}` }))
 
-  it('analyses a 200,000-link chain without walking it once per link', () => {
+  atScale('analyses a 200,000-link chain without walking it once per link', () => {
     const graph = RedirectGraph.of(longChain())
     expect(graph.loops()).toEqual([])
     expect(graph.chainCount()).toBe(LINKS - 1)
@@ -309,13 +315,13 @@ describe('RedirectGraph on long chains', () => {
     })
   })
 
-  it('flattens a 200,000-link chain to one hop each', () => {
+  atScale('flattens a 200,000-link chain to one hop each', () => {
     const updates = flattenRedirectChains(longChain())
     expect(updates).toHaveLength(LINKS - 1)
     expect(new Set(updates.map((update) => update.toPath))).toEqual(new Set([`/m${LINKS}`]))
   })
 
-  it('finds a 200,000-link loop once, whichever redirect is added first', () => {
+  atScale('finds a 200,000-link loop once, whichever redirect is added first', () => {
     const loop = longChain()
     loop.push({ fromPath: `/m${LINKS}`, toPath: '/m0' })
     loop.reverse()
@@ -326,7 +332,7 @@ describe('RedirectGraph on long chains', () => {
     expect(findRedirectChains(loop)).toEqual([])
   })
 
-  it('resolves step by step, letting other work run in between', async () => {
+  atScale('resolves step by step, letting other work run in between', async () => {
     const graph = new RedirectGraph()
     for (const { fromPath, toPath } of longChain()) graph.add(fromPath, toPath)
     let ranBetween = 0
@@ -349,5 +355,156 @@ describe('RedirectGraph on long chains', () => {
     const graph = new RedirectGraph()
     graph.add('/a', '/b')
     expect(() => graph.loops()).toThrow(/resolve/)
+  })
+})
+
+describe('RedirectGraph in detail', () => {
+  const chainOf = (links: number, prefix = '/c') =>
+    Array.from(
+      { length: links },
+      (_, i): RedirectEdge => ({ fromPath: `${prefix}${i}`, toPath: `${prefix}${i + 1}` }),
+    )
+
+  it('counts its redirects and knows which paths are redirected', () => {
+    const paths = new StringTable()
+    const graph = new RedirectGraph(paths)
+    graph.add('/a', '/b')
+    graph.add('/b', '/c')
+    paths.intern('/late')
+    expect(graph.size).toBe(2)
+    expect(graph.redirects('/a')).toBe(true)
+    expect(graph.redirects('/c')).toBe(false)
+    expect(graph.redirects('/never')).toBe(false)
+    expect(graph.redirects('/late')).toBe(false)
+  })
+
+  it('keeps the first redirect of a path, and says so', () => {
+    const paths = new StringTable()
+    const graph = new RedirectGraph(paths)
+    const [a, b, x] = ['/a', '/b', '/x'].map((p) => paths.intern(p)) as [number, number, number]
+    expect(graph.addNodes(a, b)).toBe(true)
+    expect(graph.addNodes(a, x)).toBe(false)
+    expect(graph.size).toBe(1)
+    expect(
+      findRedirectChains(edges(['/a', '/b'], ['/b', '/c'], ['/a', '/x'])).map((c) => c.fromPath),
+    ).toEqual(['/a'])
+  })
+
+  it('holds more redirects than its first allocation', () => {
+    const graph = RedirectGraph.of(chainOf(1500))
+    expect(graph.size).toBe(1500)
+    expect(graph.chainCount()).toBe(1499)
+    expect(graph.chainFrom('/c1498')).toEqual({
+      fromPath: '/c1498',
+      hops: 2,
+      head: ['/c1498', '/c1499'],
+      finalPath: '/c1500',
+    })
+  })
+
+  it('summarises a chain with its first six paths, and a short one with all of its redirected paths', () => {
+    const graph = RedirectGraph.of([...chainOf(8), ...edges(['/x', '/y'])])
+    expect(graph.chainFrom('/c0')).toEqual({
+      fromPath: '/c0',
+      hops: 8,
+      head: ['/c0', '/c1', '/c2', '/c3', '/c4', '/c5'],
+      finalPath: '/c8',
+    })
+    expect(graph.chainFrom('/c5')).toEqual({
+      fromPath: '/c5',
+      hops: 3,
+      head: ['/c5', '/c6', '/c7'],
+      finalPath: '/c8',
+    })
+    expect(graph.chainFrom('/c7')).toBeUndefined()
+    expect(graph.chainFrom('/x')).toBeUndefined()
+    expect(graph.chainFrom('/nowhere')).toBeUndefined()
+    const start = graph.paths.find('/c6')
+    expect(graph.chainAt(start)).toEqual({ fromPath: '/c6', hops: 2, head: ['/c6', '/c7'], finalPath: '/c8' })
+  })
+
+  it('counts chains, not redirects in or into a loop', () => {
+    const graph = RedirectGraph.of(
+      edges(['/a', '/b'], ['/b', '/c'], ['/l', '/m'], ['/m', '/l'], ['/i', '/l']),
+    )
+    expect(graph.chainCount()).toBe(1)
+    expect(graph.loops()).toEqual([['/l', '/m', '/l']])
+  })
+
+  it('refuses to be read before it is resolved', () => {
+    const graph = new RedirectGraph()
+    graph.add('/a', '/b')
+    expect(() => graph.chainCount()).toThrow('RedirectGraph: resolve() before reading the analysis')
+    expect(() => graph.loops()).toThrow('RedirectGraph: resolve() before reading the analysis')
+  })
+
+  it('lists no via for a path that is not redirected, and walks a loop once round', () => {
+    const graph = RedirectGraph.of(edges(['/l', '/m'], ['/m', '/l'], ['/a', '/b']))
+    expect(graph.via('/b')).toEqual([])
+    expect(graph.via('/unknown')).toEqual([])
+    // Four paths in the graph: the walk stops once it has listed more than that.
+    expect(graph.via('/l')).toEqual(['/m', '/l', '/m', '/l', '/m'])
+  })
+
+  it('finds no marked path on the route of a path it does not know, or met after resolving', () => {
+    const graph = RedirectGraph.of(edges(['/a', '/b']))
+    const first = graph.firstMarkedOnRoute(() => true)
+    graph.paths.intern('/late')
+    expect(first('/a')).toBe('/a')
+    expect(first('/unknown')).toBeUndefined()
+    expect(first('/late')).toBeUndefined()
+  })
+
+  it('gives a redirect in a loop no marked path unless it is marked itself', () => {
+    const graph = RedirectGraph.of(edges(['/l', '/m'], ['/m', '/l'], ['/i', '/m']))
+    const first = graph.firstMarkedOnRoute((path) => path === '/m')
+    expect(['/l', '/m', '/i'].map(first)).toEqual([undefined, '/m', undefined])
+  })
+
+  it('pauses once every 20,000 steps of resolving, two steps per redirect of a chain', () => {
+    const graph = new RedirectGraph()
+    for (const { fromPath, toPath } of chainOf(25_000)) graph.add(fromPath, toPath)
+    expect([...graph.resolving()].length).toBe(2)
+    expect(graph.chainCount()).toBe(24_999)
+    expect([...graph.resolving()].length).toBe(0)
+  })
+
+  it('resolves a small graph step by step too', async () => {
+    const graph = new RedirectGraph()
+    graph.add('/a', '/b')
+    graph.add('/b', '/c')
+    expect((await resolveYielding(graph)).chainCount()).toBe(1)
+  })
+
+  it('flattens step by step, letting other work run every 2,000 updates', async () => {
+    const graph = RedirectGraph.of(chainOf(4001))
+    let ranBetween = 0
+    let running = true
+    const tick = () => {
+      if (!running) return
+      ranBetween++
+      setImmediate(tick)
+    }
+    setImmediate(tick)
+    const updates = await flatteningYielding(graph, () => false)
+    running = false
+    expect(updates.map(({ fromPath, toPath }) => ({ fromPath, toPath }))).toEqual(graph.flattening())
+    expect(ranBetween).toBeGreaterThan(0)
+  })
+})
+
+describe('describeRedirectRoute at its limits', () => {
+  const route = (n: number) => Array.from({ length: n }, (_, i) => `/p${i}`)
+
+  it('shows a route of seven paths in full, and shortens one of eight', () => {
+    expect(describeRedirectRoute(route(6), 7, '/p6')).toBe('/p0 → /p1 → /p2 → /p3 → /p4 → /p5 → /p6')
+    expect(describeRedirectRoute(route(8), 8, '/p7')).toBe(
+      '/p0 → /p1 → /p2 → /p3 → /p4 → /p5 → … 1 more … → /p7',
+    )
+  })
+
+  it('shortens a long loop too', () => {
+    const loop = [...route(10), '/p0']
+    expect(describeLoop(loop, '/p0')).toBe('/p0 → /p1 → /p2 → /p3 → /p4 → /p5 → … 4 more … → /p0')
   })
 })

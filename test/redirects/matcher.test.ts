@@ -9,6 +9,10 @@ import {
 } from '../../src/services/redirect-matcher.js'
 import { caseFile, casesFor, splitTarget } from './support.js'
 
+// Mutation testing runs each test once per mutant it reaches: the scale tests, which guard running
+// time and stack depth rather than answers, are left to the ordinary suite.
+const atScale = it.skipIf(process.env.STRYKER_MUTATOR_WORKER !== undefined)
+
 // Pure code, no database: runs once, in the SQLite project.
 const pure = describe.skipIf(process.env.LECTERN_TEST_DATABASE === 'postgres')
 
@@ -44,7 +48,7 @@ pure('the core redirect matcher', () => {
     expect(createRedirectMatcher([rule('/a', '/a')]).match('/a')).toBeNull()
   })
 
-  it('follows a chain of 100,000 links to its end without exhausting the stack', () => {
+  atScale('follows a chain of 100,000 links to its end without exhausting the stack', () => {
     const links = Array.from({ length: 100_000 }, (_, i) =>
       rule(`/p${i}`, `/p${i + 1}`, i === 500 ? 'temporary' : 'permanent'),
     )
@@ -211,5 +215,40 @@ pure('the core redirect matcher, on random redirect sets', () => {
       ),
       { numRuns: 500 },
     )
+  })
+})
+
+pure('encodeRedirectPath', () => {
+  it('encodes every character that is not unreserved or a slash, in uppercase hex', () => {
+    expect(encodeRedirectPath('/neu-ü')).toBe('/neu-%C3%BC')
+    expect(encodeRedirectPath("ü!'()*")).toBe('%C3%BC%21%27%28%29%2A')
+    expect(encodeRedirectPath('/a b/100%')).toBe('/a%20b/100%25')
+    expect(encodeRedirectPath('/A-z_0.9~/')).toBe('/A-z_0.9~/')
+  })
+
+  it('encodes a lone surrogate as U+FFFD, and a pair as its one character', () => {
+    expect(encodeRedirectPath('/\uD800x')).toBe('/%EF%BF%BDx')
+    expect(encodeRedirectPath('/x\uDC00')).toBe('/x%EF%BF%BD')
+    expect(encodeRedirectPath('/\uD83D\uDE00\uD800')).toBe('/%F0%9F%98%80%EF%BF%BD')
+    expect(encodeRedirectPath('/\uDC00\uD83D\uDE00')).toBe('/%EF%BF%BD%F0%9F%98%80')
+  })
+})
+
+pure('the core redirect matcher, what it counts and lists', () => {
+  const rule = (fromPath: string, toPath: string): RedirectRule => ({ fromPath, toPath, type: 'permanent' })
+
+  it('counts and lists only the redirects that apply, not those in or into a loop', () => {
+    const matcher = createRedirectMatcher([
+      rule('/l', '/m'),
+      rule('/a', '/b'),
+      rule('/m', '/l'),
+      rule('/into', '/l'),
+      rule('/b', '/c'),
+    ])
+    expect(matcher.size).toBe(2)
+    expect([...matcher.rules()].map((r) => [r.fromPath, r.toPath])).toEqual([
+      ['/a', '/c'],
+      ['/b', '/c'],
+    ])
   })
 })

@@ -5,6 +5,7 @@ import type { RateLimitDecision, RateLimiter } from '../../../ratelimit/limiter.
 import { hashApiKey, type KeyService, type KindVersions } from '../../../services/keys.js'
 import { type Permission, roleAllows } from '../../../services/roles.js'
 import { encodeUriComponentSafely, firstCodePoints } from '../../../text.js'
+import { readBearerToken } from './authorization.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -18,35 +19,11 @@ declare module 'fastify' {
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD'])
-const BEARER = /^([A-Za-z]+)[ \t]+([^ \t]+)$/
 
 function methodNotAllowed(method: string): ApiError {
   return new ApiError('method_not_allowed', `Method ${method} is not allowed: this API is read-only`, {
     Allow: 'GET, HEAD',
   })
-}
-
-/** Extracts the token of `Authorization: Bearer <token>`, or says what is wrong with the header. */
-export function readBearerToken(header: string | undefined): string {
-  const value = header?.trim() ?? ''
-  if (value === '') {
-    throw new ApiError(
-      'missing_authorization_header',
-      "Provide an API key in the Authorization header as 'Bearer <API_KEY>'",
-      { 'WWW-Authenticate': 'Bearer' },
-    )
-  }
-  const [, scheme, token] = BEARER.exec(value) ?? []
-  if (scheme?.toLowerCase() !== 'bearer' || token === undefined) {
-    throw new ApiError(
-      'invalid_authorization_format',
-      "Authorization header must be in the format 'Bearer <API_KEY>'",
-      {
-        'WWW-Authenticate': 'Bearer',
-      },
-    )
-  }
-  return token
 }
 
 /**
