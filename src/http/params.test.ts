@@ -25,7 +25,7 @@ function refusal(query: RawQuery, filter?: 'active' | 'published'): string {
   throw new Error(`the query ${JSON.stringify(query)} was accepted`)
 }
 
-const PAGE = "Parameter 'page' must be an integer of at least 1"
+const PAGE = `Parameter 'page' must be an integer between 1 and ${Number.MAX_SAFE_INTEGER}`
 const PAGE_SIZE = "Page size (parameter 'pageSize') must be between 1 and 100"
 
 describe('parseListQuery', () => {
