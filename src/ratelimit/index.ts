@@ -12,6 +12,23 @@ import type { RateLimiter } from './limiter.js'
 import { MemoryRateLimiter } from './memory.js'
 import { RedisRateLimiter } from './redis.js'
 
+/** A connection to the Redis a limiter counts in, loaded only when configured. */
+function connectRedis(url: string): RedisClient {
+  const { Redis } = createRequire(import.meta.url)('ioredis') as { Redis: typeof RedisClient }
+  const redis = new Redis(url, {
+    // Fail fast while Redis is away instead of queueing requests behind a reconnect; the limiter's
+    // fallback answers them from memory meanwhile.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 500,
+    connectTimeout: 2000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  })
+  // Connection errors surface through the limiter; without a listener ioredis would log each one.
+  redis.on('error', () => {})
+  return redis
+}
+
 /**
  * The limiter the configuration asks for: in memory for one instance, or Redis shared by all
  * instances (`REDIS_URL`) with an in-memory fallback while Redis cannot be reached.
@@ -22,19 +39,7 @@ export function createRateLimiter(
 ): RateLimiter {
   const limits = { perHour: config.RATE_LIMIT_PER_HOUR, perSecond: config.RATE_LIMIT_PER_SECOND }
   if (!config.REDIS_URL) return new MemoryRateLimiter(limits)
-  // Loaded only when configured, so a single instance does not carry the Redis client.
-  const { Redis } = createRequire(import.meta.url)('ioredis') as { Redis: typeof RedisClient }
-  const redis = new Redis(config.REDIS_URL, {
-    // Fail fast while Redis is away instead of queueing requests behind a reconnect; the fallback
-    // answers them from memory meanwhile.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: 500,
-    connectTimeout: 2000,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-  })
-  // Connection errors surface through the limiter; without a listener ioredis would log each one.
-  redis.on('error', () => {})
+  const redis = connectRedis(config.REDIS_URL)
   const limiter = new FallbackRateLimiter(
     new RedisRateLimiter(redis, limits),
     new MemoryRateLimiter(limits),
@@ -73,15 +78,7 @@ export function createIntakeLimiter(
 ): IntakeLimiter {
   const perMinute = config.INTAKE_RATE_LIMIT_PER_MINUTE
   if (!config.REDIS_URL) return new MemoryIntakeLimiter(perMinute)
-  const { Redis } = createRequire(import.meta.url)('ioredis') as { Redis: typeof RedisClient }
-  const redis = new Redis(config.REDIS_URL, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: 500,
-    connectTimeout: 2000,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-  })
-  redis.on('error', () => {})
+  const redis = connectRedis(config.REDIS_URL)
   const limiter = new FallbackIntakeLimiter(
     new RedisIntakeLimiter(redis, perMinute),
     new MemoryIntakeLimiter(perMinute),
