@@ -18,7 +18,7 @@ use Lectern\RetryPolicy;
  */
 final class Transport
 {
-    public const VERSION = '0.1.0';
+    public const VERSION = '0.2.0';
 
     public ?ResponseInfo $lastResponse = null;
 

@@ -22,7 +22,7 @@ from ._models import (
 )
 from ._transport import DEFAULT_MAX_RESPONSE_BYTES, Transport
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _Item = TypeVar("_Item", bound=_ApiModel)
 
