@@ -84,7 +84,8 @@ describe('migration 009 on a database that already holds submissions', () => {
 
   it('goes down and up again without losing a row', async () => {
     await migrateToLatest(handle)
-    const { error } = await (await createMigrator(handle)).migrateDown()
+    // Down through every later migration to just before 009, which exercises their downs too.
+    const { error } = await (await createMigrator(handle)).migrateTo('008-submission-inbox')
     if (error) throw error
     await expect(readJson()).rejects.toThrow()
     expect(
