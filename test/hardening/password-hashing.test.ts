@@ -8,21 +8,31 @@ import { buildDashboardUser, PASSWORD } from '../admin/support.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { HttpBrowser, listenLocally, pageText } from './http-browser.js'
 
+/**
+ * A dashboard as served in production (default throttle), behind a balancer so that each sign-in
+ * can come from its own address.
+ */
+async function servedBehindBalancer(): Promise<{ ctx: TestContext; app: FastifyInstance; base: string }> {
+  const ctx = await createTestContext()
+  const app = await buildApp({
+    config: { ERROR_STYLE: 'code', LOG_LEVEL: 'silent', TRUST_PROXY: 'true' },
+    services: createServices(ctx.database),
+    limiter: new MemoryRateLimiter({ perHour: 1_000_000, perSecond: 1_000_000 }),
+    database: ctx.database,
+  })
+  return { ctx, app, base: await listenLocally(app) }
+}
+
 describe('password hashing under a burst of sign-ins', () => {
   let ctx: TestContext
   let app: FastifyInstance
   let base: string
 
   beforeAll(async () => {
-    ctx = await createTestContext()
-    // As served in production (default throttle), behind a balancer so each sign-in has its own address.
-    app = await buildApp({
-      config: { ERROR_STYLE: 'code', LOG_LEVEL: 'silent', TRUST_PROXY: 'true' },
-      services: createServices(ctx.database),
-      limiter: new MemoryRateLimiter({ perHour: 1_000_000, perSecond: 1_000_000 }),
-      database: ctx.database,
-    })
-    base = await listenLocally(app)
+    const served = await servedBehindBalancer()
+    ctx = served.ctx
+    app = served.app
+    base = served.base
   })
   afterAll(async () => {
     await app.close()
@@ -86,14 +96,10 @@ describe('password hashing when signed-in users flood the current-password check
   const browserAt = () => new HttpBrowser(base, `10.4.${Math.floor(++address / 250)}.${address % 250}`)
 
   beforeAll(async () => {
-    ctx = await createTestContext()
-    app = await buildApp({
-      config: { ERROR_STYLE: 'code', LOG_LEVEL: 'silent', TRUST_PROXY: 'true' },
-      services: createServices(ctx.database),
-      limiter: new MemoryRateLimiter({ perHour: 1_000_000, perSecond: 1_000_000 }),
-      database: ctx.database,
-    })
-    base = await listenLocally(app)
+    const served = await servedBehindBalancer()
+    ctx = served.ctx
+    app = served.app
+    base = served.base
   })
   afterAll(async () => {
     await app.close()
