@@ -7,7 +7,6 @@ import { sql } from 'kysely'
 import { buildApp, type SERVER_TIMEOUTS } from '../src/app.js'
 import type { Config } from '../src/config.js'
 import { type DatabaseHandle, type DialectName, openDatabase } from '../src/db/database.js'
-import { migrateToLatest } from '../src/db/migrate.js'
 import { randomBase62 } from '../src/ids.js'
 import { type IntakeLimiter, MemoryIntakeLimiter, RedisIntakeLimiter } from '../src/ratelimit/intake.js'
 import type { RateLimiter } from '../src/ratelimit/limiter.js'
@@ -15,6 +14,12 @@ import { MemoryRateLimiter } from '../src/ratelimit/memory.js'
 import { RedisRateLimiter } from '../src/ratelimit/redis.js'
 import { createServices, type Services } from '../src/services/index.js'
 import { checkResponsesAgainstContract } from './contract/recorder.js'
+import {
+  copyMigratedSqlite,
+  createMigratedPostgres,
+  dropPostgresDatabase,
+  urlOfDatabase,
+} from './migrated-template.js'
 
 /**
  * Which database this test run uses: the vitest projects set it, so every database test runs on
@@ -88,15 +93,31 @@ export async function createTestDatabase(
   }
 }
 
+/** A database of the run's dialect with every migration applied, copied from a migrated template. */
+export async function createMigratedTestDatabase(
+  dir: string,
+  dialect: DialectName = TEST_DIALECT,
+): Promise<TestDatabase> {
+  if (dialect === 'sqlite') {
+    const file = join(dir, 'lectern.db')
+    await copyMigratedSqlite(file)
+    return { url: `sqlite:${file}`, drop: async () => {} }
+  }
+  const name = await createMigratedPostgres(TEST_POSTGRES_URL)
+  return {
+    url: urlOfDatabase(TEST_POSTGRES_URL, name),
+    drop: () => dropPostgresDatabase(TEST_POSTGRES_URL, name),
+  }
+}
+
 /**
  * A fresh, migrated database, the real services and the real app. Each call is isolated;
  * `close()` removes everything it made.
  */
 export async function createTestContext(options: TestContextOptions = {}): Promise<TestContext> {
   const dir = mkdtempSync(join(tmpdir(), 'lectern-test-'))
-  const testDatabase = await createTestDatabase(dir)
+  const testDatabase = await createMigratedTestDatabase(dir)
   const database = openDatabase(testDatabase.url)
-  await migrateToLatest(database)
   const services = createServices(database)
   const limits = { perHour: options.perHour ?? 1000, perSecond: options.perSecond ?? 10 }
   let redis: Redis | undefined

@@ -4,13 +4,12 @@ import { join } from 'node:path'
 import { type Kysely, sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
 import type { Database } from '../../src/db/tables.js'
 import { createServices, type Services } from '../../src/services/index.js'
 import { runCli } from '../cli/run-cli.js'
 import { type Instance, startInstance } from '../cluster/support.js'
 import { buildApiKey, buildForm, buildPage, buildRedirect, buildSubmission, buildUser } from '../factories.js'
-import { createTestDatabase, TEST_DIALECT, TEST_REDIS_URL, type TestDatabase } from '../harness.js'
+import { createMigratedTestDatabase, TEST_DIALECT, TEST_REDIS_URL, type TestDatabase } from '../harness.js'
 
 /**
  * Two real server processes on one database (a SQLite file, or a PostgreSQL schema with Redis),
@@ -29,9 +28,8 @@ describe('versions per kind and per form', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'lectern-versions-'))
-    testDatabase = await createTestDatabase(dir)
+    testDatabase = await createMigratedTestDatabase(dir)
     database = openDatabase(testDatabase.url)
-    await migrateToLatest(database)
     services = createServices(database)
     const admin = await buildUser(database.db, { email: 'admin@example.com', role: 'global_admin' })
     key = (await buildApiKey(database.db, { userId: admin.id })).plainKey

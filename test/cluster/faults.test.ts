@@ -4,9 +4,13 @@ import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
 import { buildApiKey, buildForm, buildUser } from '../factories.js'
-import { createTestDatabase, TEST_POSTGRES_URL, TEST_REDIS_URL, type TestDatabase } from '../harness.js'
+import {
+  createMigratedTestDatabase,
+  TEST_POSTGRES_URL,
+  TEST_REDIS_URL,
+  type TestDatabase,
+} from '../harness.js'
 import { generateLoad, get, type Instance, startInstance, TcpProxy, waitFor } from './support.js'
 
 const GENEROUS = { RATE_LIMIT_PER_HOUR: '100000000', RATE_LIMIT_PER_SECOND: '100000' }
@@ -32,9 +36,8 @@ describe('an instance whose PostgreSQL or Redis goes away', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'lectern-faults-'))
-    testDatabase = await createTestDatabase(dir, 'postgres')
+    testDatabase = await createMigratedTestDatabase(dir, 'postgres')
     database = openDatabase(testDatabase.url)
-    await migrateToLatest(database)
     adminId = (await buildUser(database.db, { role: 'global_admin' })).id
     await buildForm(database.db)
   })

@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
 import { createServices, type Services } from '../../src/services/index.js'
 import { runCli } from '../cli/run-cli.js'
 import { buildApiKey, buildForm, buildSubmission, buildUser } from '../factories.js'
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '../harness.js'
+import { createMigratedTestDatabase, TEST_REDIS_URL, type TestDatabase } from '../harness.js'
 import { get, type Instance, startInstance } from './support.js'
 
 /**
@@ -25,9 +24,8 @@ describe('two instances sharing PostgreSQL and Redis', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'lectern-cluster-'))
-    testDatabase = await createTestDatabase(dir, 'postgres')
+    testDatabase = await createMigratedTestDatabase(dir, 'postgres')
     database = openDatabase(testDatabase.url)
-    await migrateToLatest(database)
     services = createServices(database)
     adminId = (await buildUser(database.db, { email: 'admin@example.com', role: 'global_admin' })).id
     await buildUser(database.db, { email: 'backup@example.com', role: 'global_admin' })

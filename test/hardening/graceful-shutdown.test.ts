@@ -5,10 +5,9 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { DatabaseHandle } from '../../src/db/database.js'
 import { openDatabase } from '../../src/db/database.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
 import { type Instance, startInstance } from '../cluster/support.js'
 import { buildApiKey, buildForm } from '../factories.js'
-import { createTestDatabase, TEST_DIALECT, TEST_REDIS_URL, type TestDatabase } from '../harness.js'
+import { createMigratedTestDatabase, TEST_DIALECT, TEST_REDIS_URL, type TestDatabase } from '../harness.js'
 
 const GENEROUS = { RATE_LIMIT_PER_HOUR: '100000000', RATE_LIMIT_PER_SECOND: '100000' }
 
@@ -109,9 +108,8 @@ describe('SIGTERM with a grace period under keep-alive load', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'lectern-shutdown-'))
-    testDatabase = await createTestDatabase(dir)
+    testDatabase = await createMigratedTestDatabase(dir)
     database = openDatabase(testDatabase.url)
-    await migrateToLatest(database)
     await buildForm(database.db)
     key = (await buildApiKey(database.db)).plainKey
   })

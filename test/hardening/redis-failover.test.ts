@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
 import {
   get,
   type Instance,
@@ -13,7 +12,7 @@ import {
   waitFor,
 } from '../cluster/support.js'
 import { buildApiKey, buildForm, buildUser } from '../factories.js'
-import { createTestDatabase, type TestDatabase } from '../harness.js'
+import { createMigratedTestDatabase, type TestDatabase } from '../harness.js'
 
 const PER_HOUR = 20
 const LIMITS = { RATE_LIMIT_PER_HOUR: String(PER_HOUR), RATE_LIMIT_PER_SECOND: '1000' }
@@ -32,9 +31,8 @@ describe('hourly quotas when Redis fails', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'lectern-redis-failover-'))
-    testDatabase = await createTestDatabase(dir)
+    testDatabase = await createMigratedTestDatabase(dir)
     database = openDatabase(testDatabase.url)
-    await migrateToLatest(database)
     adminId = (await buildUser(database.db, { role: 'global_admin' })).id
     await buildForm(database.db)
     redis = await startRedisServer()

@@ -4,10 +4,9 @@ import { join } from 'node:path'
 import { type Kysely, sql } from 'kysely'
 import { afterEach, beforeEach, expect } from 'vitest'
 import { BULK_STATEMENT_TIMEOUT_MS, type DatabaseHandle, openDatabase } from '../../src/db/database.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
 import { type Database, SUBMISSION_COLUMNS } from '../../src/db/tables.js'
 import { createImporter, ImportError, type Importer } from '../../src/services/import/index.js'
-import { createTestDatabase, TEST_DIALECT } from '../harness.js'
+import { createMigratedTestDatabase, TEST_DIALECT } from '../harness.js'
 
 export interface ImportDatabase {
   dir: string
@@ -23,9 +22,8 @@ export async function openImportDatabase(
   options: { statementTimeoutMs?: number } = {},
 ): Promise<ImportDatabase> {
   const dir = mkdtempSync(join(tmpdir(), prefix))
-  const testDatabase = await createTestDatabase(dir)
+  const testDatabase = await createMigratedTestDatabase(dir)
   const database = openDatabase(testDatabase.url, options)
-  await migrateToLatest(database)
   return {
     dir,
     database,
