@@ -53,6 +53,8 @@ export {
 export type {
   Error as ErrorBody,
   Form,
+  FormDetail,
+  FormField,
   ListFormSubmissionsParams,
   ListFormSubmissionsResponse,
   ListFormsParams,
