@@ -26,6 +26,9 @@ from ._errors import (
 )
 from ._models import (
     Form,
+    FormDetail,
+    FormField,
+    FormIntake,
     LastResponse,
     ListMeta,
     ListPage,
@@ -48,6 +51,9 @@ __all__ = [
     "Pages",
     "Redirects",
     "Form",
+    "FormDetail",
+    "FormField",
+    "FormIntake",
     "Submission",
     "Page",
     "Redirect",
