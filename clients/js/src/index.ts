@@ -79,3 +79,12 @@ export {
   retryDelay,
   type SleepFunction,
 } from './transport.js'
+export {
+  DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+  type VerifyWebhookOptions,
+  verifyWebhook,
+  type WebhookEvent,
+  type WebhookHeaders,
+  WebhookVerificationError,
+  type WebhookVerificationFailure,
+} from './webhooks.js'
