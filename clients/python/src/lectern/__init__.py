@@ -38,6 +38,7 @@ from ._models import (
     Submission,
     parse_timestamp,
 )
+from ._webhooks import DEFAULT_WEBHOOK_TOLERANCE, WebhookHeaders, WebhookVerificationError, verify_webhook
 from ._redirects import DEFAULT_MAX_REDIRECTS, RedirectItem, RedirectLoader, RedirectMatch, RedirectMatcher, RedirectSource
 
 __all__ = [
@@ -77,4 +78,8 @@ __all__ = [
     "RedirectLoader",
     "RedirectItem",
     "RedirectSource",
+    "verify_webhook",
+    "WebhookVerificationError",
+    "WebhookHeaders",
+    "DEFAULT_WEBHOOK_TOLERANCE",
 ]
