@@ -29,6 +29,7 @@ const UNIT_TESTS = [
   'clients/js/test/policy.test.ts',
   'clients/js/test/redirects.test.ts',
   'clients/js/test/scenarios.test.ts',
+  'clients/js/test/webhooks.test.ts',
 ]
 // Several server processes sharing PostgreSQL and Redis, and their faults: PostgreSQL project only.
 const CLUSTER_TESTS = ['test/cluster/**']

@@ -1,6 +1,8 @@
+import { ServerError } from './errors.js'
 import { ResponseMemory } from './response-memory.js'
 import type {
   Form,
+  FormDetail,
   ListFormSubmissionsParams,
   ListFormsParams,
   ListMeta,
@@ -118,12 +120,38 @@ class Listing<Params extends { page?: number; pageSize?: number }, Item> {
 }
 
 /**
- * `GET /api/v1/forms` (needs `forms:read`): forms oldest first, filtered by `active`; and
+ * `GET /api/v1/forms` (needs `forms:read`): forms oldest first, filtered by `active`;
+ * `GET /api/v1/forms/{id}` (needs `forms:read`): one form with its fields and intake address; and
  * `GET /api/v1/forms/{id}/submissions` (needs `submissions:read`): a form's submissions, newest first.
  */
 export class Forms extends Listing<ListFormsParams, Form> {
   constructor(transport: Transport) {
     super(transport, '/forms')
+  }
+
+  /**
+   * One form with its field definitions and the address a site posts it to, so a site can render
+   * it; an unknown form is a `NotFoundError`.
+   */
+  async get(formId: string, options?: RequestOptions): Promise<FormDetail> {
+    if (typeof formId !== 'string' || formId === '')
+      throw new TypeError('Lectern: formId must be a non-empty string')
+    const body = await this.transport.get<{ data?: unknown } | null>(
+      `/forms/${encodeURIComponent(formId)}`,
+      {},
+      options,
+    )
+    // A proxy's or another server's JSON must not pass for a form.
+    if (typeof body?.data !== 'object' || body.data === null || Array.isArray(body.data))
+      throw new ServerError({
+        status: 200,
+        type: 'unexpected_response',
+        message:
+          'Unexpected response from Lectern: the form is not an object under `data` (is the base URL right?)',
+        requestId: null,
+        retryAfter: null,
+      })
+    return body.data as FormDetail
   }
 
   /** One page of a form's submissions; an unknown form is a `NotFoundError`. */

@@ -53,6 +53,8 @@ export {
 export type {
   Error as ErrorBody,
   Form,
+  FormDetail,
+  FormField,
   ListFormSubmissionsParams,
   ListFormSubmissionsResponse,
   ListFormsParams,
@@ -77,3 +79,12 @@ export {
   retryDelay,
   type SleepFunction,
 } from './transport.js'
+export {
+  DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+  type VerifyWebhookOptions,
+  verifyWebhook,
+  type WebhookEvent,
+  type WebhookHeaders,
+  WebhookVerificationError,
+  type WebhookVerificationFailure,
+} from './webhooks.js'

@@ -22,6 +22,7 @@ interface Expectation {
   ids?: string[]
   meta?: Record<string, number>
   items?: Record<string, unknown>[]
+  item?: Record<string, unknown>
   error?: { kind: ErrorKind; type: string; status: number; messageContains?: string }
   lastStatus?: number
   rateLimit?: { limit?: number; remainingBelow?: number }
@@ -67,6 +68,8 @@ const { scenarios } = JSON.parse(readFileSync(`${REPOSITORY_ROOT}spec/client-sce
 interface Outcome {
   items: { id: string }[]
   meta?: Record<string, number>
+  /** What a `get` returned. */
+  item?: object
 }
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
@@ -88,6 +91,10 @@ async function call(lectern: Lectern, step: Step): Promise<Outcome> {
       return page(lectern.forms.list(params))
     case 'forms.all':
       return { items: await collect(lectern.forms.all(params)) }
+    case 'forms.get': {
+      const item = await lectern.forms.get(formId)
+      return { items: [item], item }
+    }
     case 'forms.submissions':
       return page(lectern.forms.submissions(formId, params))
     case 'forms.allSubmissions':
@@ -103,6 +110,15 @@ async function call(lectern: Lectern, step: Step): Promise<Outcome> {
     default:
       throw new Error(`Unknown call in the scenarios: ${step.call}`)
   }
+}
+
+/** `{baseUrl}` in an expected value stands for the test server's address. */
+function withBaseUrl(value: unknown, baseUrl: string): unknown {
+  if (typeof value === 'string') return value.replaceAll('{baseUrl}', baseUrl)
+  if (Array.isArray(value)) return value.map((one) => withBaseUrl(one, baseUrl))
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([key, one]) => [key, withBaseUrl(one, baseUrl)]))
+  return value
 }
 
 function checkOutcome(
@@ -126,6 +142,11 @@ function checkOutcome(
         where,
       ).toEqual(expected.ids)
     if (expected.meta) expect(meta, where).toStrictEqual(expected.meta)
+    if (expected.item) {
+      const item = withBaseUrl(expected.item, server.baseUrl)
+      expect(outcome.item, where).toStrictEqual(item)
+      expect(JSON.stringify(outcome.item), `${where}: fields in the API's order`).toBe(JSON.stringify(item))
+    }
     if (expected.items) {
       expect(items, where).toStrictEqual(expected.items)
       // Fields come in the API's order, too.
@@ -145,9 +166,9 @@ function checkOutcome(
   }
 }
 
-describe('the shared client scenarios (spec/client-scenarios.json)', () => {
-  let server: TestServer
+let server: TestServer
 
+describe('the shared client scenarios (spec/client-scenarios.json)', () => {
   beforeAll(async () => {
     server = await startTestServer()
   }, 60_000)
@@ -159,6 +180,7 @@ describe('the shared client scenarios (spec/client-scenarios.json)', () => {
       [
         'forms.all',
         'forms.allSubmissions',
+        'forms.get',
         'forms.list',
         'forms.submissions',
         'pages.all',

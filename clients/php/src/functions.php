@@ -47,3 +47,29 @@ if (!\function_exists(__NAMESPACE__ . '\applyRedirects')) {
         return true;
     }
 }
+
+if (!\function_exists(__NAMESPACE__ . '\verifyWebhook')) {
+    /**
+     * Checks that a webhook delivery comes from Lectern and is recent, and returns its event; the same
+     * as {@see Webhook::verify()}.
+     *
+     * ```php
+     * $event = Lectern\verifyWebhook(file_get_contents('php://input'), getallheaders(), getenv('LECTERN_WEBHOOK_SECRET'));
+     * ```
+     *
+     * @param array<array-key, string|list<string>> $headers
+     *
+     * @return array<array-key, mixed>
+     *
+     * @throws Exception\WebhookVerificationException
+     */
+    function verifyWebhook(
+        string $payload,
+        array $headers,
+        #[\SensitiveParameter] string $secret,
+        int $tolerance = Webhook::DEFAULT_TOLERANCE,
+        int|\DateTimeInterface|null $now = null,
+    ): array {
+        return Webhook::verify($payload, $headers, $secret, $tolerance, $now);
+    }
+}

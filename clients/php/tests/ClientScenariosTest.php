@@ -13,6 +13,7 @@ use Lectern\Exception\PermissionException;
 use Lectern\Exception\RateLimitException;
 use Lectern\Exception\ServerException;
 use Lectern\Exception\ServiceUnavailableException;
+use Lectern\FormDetail;
 use Lectern\Lectern;
 use Lectern\Tests\Support\TestServer;
 use PHPUnit\Framework\TestCase;
@@ -79,7 +80,11 @@ final class ClientScenariosTest extends TestCase
         }
         try {
             $result = $lectern->{$resource}->{$method}(...$positional, ...$args);
-            $items = $result instanceof Collection ? $result->data : iterator_to_array($result, false);
+            $items = match (true) {
+                $result instanceof Collection => $result->data,
+                $result instanceof FormDetail => [$result],
+                default => iterator_to_array($result, false),
+            };
         } catch (LecternException $error) {
             if (!isset($expect['error'])) {
                 throw $error;
@@ -96,11 +101,28 @@ final class ClientScenariosTest extends TestCase
         if (isset($expect['items'])) {
             $this->assertSame($expect['items'], array_map(static fn ($item) => $item->toArray(), $items), "$where: items");
         }
+        if (isset($expect['item'])) {
+            $this->assertInstanceOf(FormDetail::class, $result, "$where: only a get returns one item");
+            $item = self::withBaseUrl($expect['item'], TestServer::launcher()['baseUrl']);
+            $this->assertSame($item, $result->toArray(), "$where: item");
+            $this->assertSame($item['intake']['url'], $result->intake->url, "$where: intake url");
+            $this->assertSame(array_column($item['fields'], 'maxLength'), array_map(static fn ($field) => $field->maxLength, $result->fields), "$where: maxLength");
+        }
         if (isset($expect['meta'])) {
             $this->assertInstanceOf(Collection::class, $result, "$where: only a page has meta");
             $this->assertSame($expect['meta'], $result->meta->toArray(), "$where: meta");
         }
         $this->assertResponse($lectern, $expect, $where);
+    }
+
+    /** `{baseUrl}` in an expected value stands for the test server's address. */
+    private static function withBaseUrl(mixed $value, string $baseUrl): mixed
+    {
+        if (\is_string($value)) {
+            return str_replace('{baseUrl}', $baseUrl, $value);
+        }
+
+        return \is_array($value) ? array_map(static fn ($one) => self::withBaseUrl($one, $baseUrl), $value) : $value;
     }
 
     /**

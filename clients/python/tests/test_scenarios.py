@@ -25,16 +25,23 @@ ERROR_CLASS_BY_KIND: Dict[str, Type[LecternError]] = {
 # The contract's canonical camelCase names, in Python's idiom.
 ARGUMENT_NAMES = {"page": "page", "pageSize": "page_size", "active": "active", "published": "published"}
 CLIENT_OPTIONS = {"maxRetries": "max_retries"}
-EXPECT_KEYS = {"ids", "meta", "items", "error", "lastStatus", "rateLimit"}
+EXPECT_KEYS = {"ids", "meta", "items", "item", "error", "lastStatus", "rateLimit"}
 
 
 class Outcome:
     """What one call gave: its items and meta, or the error it raised."""
 
-    def __init__(self, items: Optional[List[Any]] = None, meta: Any = None, error: Optional[BaseException] = None):
+    def __init__(
+        self,
+        items: Optional[List[Any]] = None,
+        meta: Any = None,
+        error: Optional[BaseException] = None,
+        item: Any = None,
+    ):
         self.items = items
         self.meta = meta
         self.error = error
+        self.item = item
 
 
 def perform(client: Lectern, call: str, args: Dict[str, Any]) -> Outcome:
@@ -44,11 +51,24 @@ def perform(client: Lectern, call: str, args: Dict[str, Any]) -> Outcome:
     method = getattr(getattr(client, resource_name), {"allSubmissions": "all_submissions"}.get(method_name, method_name))
     try:
         result = method(*positional, **kwargs)
+        if method_name == "get":
+            return Outcome(items=[result], item=result)
         if method_name in ("all", "allSubmissions"):
             return Outcome(items=list(result))
         return Outcome(items=list(result.data), meta=result.meta)
     except LecternError as error:
         return Outcome(error=error)
+
+
+def with_base_url(value: Any, base_url: str) -> Any:
+    """``{baseUrl}`` in an expected value stands for the test server's address."""
+    if isinstance(value, str):
+        return value.replace("{baseUrl}", base_url)
+    if isinstance(value, list):
+        return [with_base_url(one, base_url) for one in value]
+    if isinstance(value, dict):
+        return {key: with_base_url(one, base_url) for key, one in value.items()}
+    return value
 
 
 def check(client: Lectern, expect: Dict[str, Any], outcome: Outcome, where: str) -> None:
@@ -74,6 +94,15 @@ def check(client: Lectern, expect: Dict[str, Any], outcome: Outcome, where: str)
     if "items" in expect:
         assert outcome.items is not None
         assert [item.to_dict() for item in outcome.items] == expect["items"], where
+    if "item" in expect:
+        assert isinstance(outcome.item, lectern.FormDetail), f"{where}: {outcome.item!r}"
+        wanted_item = with_base_url(expect["item"], client.base_url)
+        assert outcome.item.to_dict() == wanted_item, where
+        assert list(outcome.item.to_dict()) == list(wanted_item), f"{where}: fields in the API's order"
+        assert [field.max_length for field in outcome.item.fields] == [
+            field["maxLength"] for field in wanted_item["fields"]
+        ], where
+        assert outcome.item.intake.url == wanted_item["intake"]["url"], where
     if "meta" in expect:
         assert outcome.meta is not None, f"{where}: the call returns no meta"
         assert outcome.meta.to_dict() == expect["meta"], where

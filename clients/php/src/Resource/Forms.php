@@ -6,15 +6,50 @@ namespace Lectern\Resource;
 
 use Lectern\Collection;
 use Lectern\Exception\LecternException;
+use Lectern\Exception\NotFoundException;
+use Lectern\Exception\ServerException;
 use Lectern\Form;
+use Lectern\FormDetail;
 use Lectern\Submission;
 
 /**
- * `GET /api/v1/forms` (needs `forms:read`): forms oldest first; and
+ * `GET /api/v1/forms` (needs `forms:read`): forms oldest first; `GET /api/v1/forms/{id}` (needs
+ * `forms:read`): one form with its fields and intake address; and
  * `GET /api/v1/forms/{id}/submissions` (needs `submissions:read`): a form's submissions, newest first.
  */
 final class Forms extends Listing
 {
+    /**
+     * One form with its field definitions and the address a site posts it to, so a site can render it.
+     *
+     * @throws NotFoundException when the form does not exist
+     * @throws LecternException
+     */
+    public function get(string $formId): FormDetail
+    {
+        if ($formId === '') {
+            throw new \InvalidArgumentException('Lectern: the form id must not be empty');
+        }
+        $body = $this->transport->get('/forms/' . rawurlencode($formId));
+        try {
+            if (!\is_array($body['data'] ?? null)) {
+                throw new \TypeError('a form response needs a `data` object');
+            }
+
+            return FormDetail::fromArray($body['data']);
+        } catch (\TypeError $e) {
+            $info = $this->transport->lastResponse;
+            throw new ServerException(
+                'Unexpected response from Lectern: the form does not have the fields of the API (is the base URL right?)',
+                'unexpected_response',
+                $info?->status,
+                $info?->requestId,
+                null,
+                $e,
+            );
+        }
+    }
+
     /**
      * One page of forms.
      *

@@ -26,6 +26,9 @@ from ._errors import (
 )
 from ._models import (
     Form,
+    FormDetail,
+    FormField,
+    FormIntake,
     LastResponse,
     ListMeta,
     ListPage,
@@ -35,6 +38,7 @@ from ._models import (
     Submission,
     parse_timestamp,
 )
+from ._webhooks import DEFAULT_WEBHOOK_TOLERANCE, WebhookHeaders, WebhookVerificationError, verify_webhook
 from ._redirects import DEFAULT_MAX_REDIRECTS, RedirectItem, RedirectLoader, RedirectMatch, RedirectMatcher, RedirectSource
 
 __all__ = [
@@ -48,6 +52,9 @@ __all__ = [
     "Pages",
     "Redirects",
     "Form",
+    "FormDetail",
+    "FormField",
+    "FormIntake",
     "Submission",
     "Page",
     "Redirect",
@@ -71,4 +78,8 @@ __all__ = [
     "RedirectLoader",
     "RedirectItem",
     "RedirectSource",
+    "verify_webhook",
+    "WebhookVerificationError",
+    "WebhookHeaders",
+    "DEFAULT_WEBHOOK_TOLERANCE",
 ]

@@ -10,6 +10,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Tuple, Type, TypeVa
 from ._errors import UNEXPECTED_RESPONSE, RedirectLimitError, ServerError
 from ._models import (
     Form,
+    FormDetail,
     LastResponse,
     ListMeta,
     ListPage,
@@ -70,14 +71,17 @@ class _Resource:
             data = [item_type.from_dict(item) for item in body["data"]]
             meta = ListMeta.from_dict(body.get("meta") or {})
         except ResponseShapeError as error:
-            last = self._transport.last_response
-            raise ServerError(
-                f"The response from Lectern does not have the documented shape: {error}",
-                type=UNEXPECTED_RESPONSE,
-                status=status,
-                request_id=last.request_id if last else None,
-            ) from None
+            raise self._shape_error(error, status) from None
         return ListPage(data=data, meta=meta), status
+
+    def _shape_error(self, error: ResponseShapeError, status: int) -> ServerError:
+        last = self._transport.last_response
+        return ServerError(
+            f"The response from Lectern does not have the documented shape: {error}",
+            type=UNEXPECTED_RESPONSE,
+            status=status,
+            request_id=last.request_id if last else None,
+        )
 
     def _walk(
         self,
@@ -118,8 +122,21 @@ class _PageBound:
 
 
 class Forms(_Resource):
-    """``GET /api/v1/forms`` (needs ``forms:read``): forms oldest first; and
+    """``GET /api/v1/forms`` (needs ``forms:read``): forms oldest first; ``GET /api/v1/forms/{id}``
+    (needs ``forms:read``): one form with its fields and intake address; and
     ``GET /api/v1/forms/{id}/submissions`` (needs ``submissions:read``): a form's submissions, newest first."""
+
+    def get(self, form_id: str) -> FormDetail:
+        """One form with its field definitions and the address a site posts it to, so a site can
+        render it; an unknown form raises :class:`NotFoundError`."""
+        body, status = self._transport.get(f"/forms/{_path_segment(form_id)}", {})
+        try:
+            data = body.get("data") if isinstance(body, dict) else None
+            if not isinstance(data, dict):
+                raise ResponseShapeError("expected an object with a data object")
+            return FormDetail.from_dict(data)
+        except ResponseShapeError as error:
+            raise self._shape_error(error, status) from None
 
     def list(
         self, *, page: Optional[int] = None, page_size: Optional[int] = None, active: Optional[bool] = None

@@ -58,6 +58,92 @@ class Form(_ApiModel):
 
 
 @dataclass(frozen=True)
+class FormField(_ApiModel):
+    """A field a form expects (in :class:`FormDetail`).
+
+    ``type`` is one of ``text``, ``textarea``, ``email``, ``url``, ``tel``, ``number``, ``date``,
+    ``checkbox``, ``select``; ``options`` the values a ``select`` accepts (``None`` for other types);
+    ``max_length`` (API ``maxLength``) the most characters a value may have, or ``None``.
+    """
+
+    name: str
+    label: str
+    type: str
+    required: bool
+    options: Optional[List[str]]
+    max_length: Optional[int]
+
+    _FIELDS = (
+        ("name", "name"),
+        ("label", "label"),
+        ("type", "type"),
+        ("required", "required"),
+        ("options", "options"),
+        ("maxLength", "max_length"),
+    )
+
+
+@dataclass(frozen=True)
+class FormIntake(_ApiModel):
+    """Whether a form takes public posts now (``enabled``: its intake is on and it is active), and
+    ``url``, the absolute address a site posts it to."""
+
+    enabled: bool
+    url: str
+
+    _FIELDS = (("enabled", "enabled"), ("url", "url"))
+
+
+@dataclass(frozen=True)
+class FormDetail(_ApiModel):
+    """One form with its field definitions and intake address (``GET /api/v1/forms/{id}``), so a
+    site can render it. API fields: ``id``, ``title``, ``description``, ``fields``, ``intake``."""
+
+    id: str
+    title: str
+    description: Optional[str]
+    fields: List[FormField]
+    intake: FormIntake
+
+    _FIELDS = (
+        ("id", "id"),
+        ("title", "title"),
+        ("description", "description"),
+        ("fields", "fields"),
+        ("intake", "intake"),
+    )
+
+    @classmethod
+    def from_dict(cls, item: Mapping[str, Any]) -> FormDetail:
+        """The form from the API's object, its fields and intake as their own dataclasses."""
+        if not isinstance(item, Mapping):
+            raise ResponseShapeError(f"FormDetail: expected an object, got {type(item).__name__}")
+        fields = item.get("fields")
+        if not isinstance(fields, list):
+            raise ResponseShapeError("FormDetail: the API object has no fields list")
+        try:
+            return cls(
+                id=item["id"],
+                title=item["title"],
+                description=item["description"],
+                fields=[FormField.from_dict(field) for field in fields],
+                intake=FormIntake.from_dict(item["intake"]),
+            )
+        except KeyError as missing:
+            raise ResponseShapeError(f"FormDetail: the API object has no {missing} field") from None
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The form as the API sends it, nested objects included."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "description": self.description,
+            "fields": [field.to_dict() for field in self.fields],
+            "intake": self.intake.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
 class Submission(_ApiModel):
     """A form submission (``GET /api/v1/forms/{id}/submissions``).
 
