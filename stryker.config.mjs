@@ -22,7 +22,7 @@ export default {
     'src/ratelimit/memory.ts',
     'src/services/key-format.ts',
     'src/http/api/v1/authorization.ts',
-    'src/admin/html.ts',
+    'src/html.ts',
   ],
   concurrency: 2,
   timeoutMS: 20_000,

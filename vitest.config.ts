@@ -19,7 +19,7 @@ function reachable(host: string, port: number): Promise<boolean> {
 // tests: they prove the client, and the server behaviour they meet is proven on both databases by
 // the server's own tests.
 const UNIT_TESTS = [
-  'src/admin/html.test.ts',
+  'src/html.test.ts',
   'src/http/api/v1/authorization.test.ts',
   'src/http/params.test.ts',
   'src/ratelimit/memory.test.ts',
@@ -27,6 +27,7 @@ const UNIT_TESTS = [
   'src/services/redirect-rules.test.ts',
   'test/db/migrations-frozen.test.ts',
   'test/docs/links.test.ts',
+  'test/architecture/**',
   'clients/js/test/**',
 ]
 // Several server processes sharing PostgreSQL and Redis, and their faults: PostgreSQL project only.

@@ -2,7 +2,7 @@
 // Writes openapi.json (generated from the route schemas) and the client's types generated from it.
 // Run through `npm run openapi`, which builds first.
 import { writeFileSync } from 'node:fs'
-import { formatOpenApiDocument, generateOpenApiDocument } from '../dist/http/docs/document.js'
+import { formatOpenApiDocument, generateOpenApiDocument } from '../dist/openapi-document.js'
 import { CLIENT_SCHEMA_FILE, generateClientTypes, OPENAPI_FILE } from './client-types.js'
 
 const document = await generateOpenApiDocument()

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type LogLevel } from 'fastify'
 import { type Config, trustProxySetting } from './config.js'
 import type { DatabaseHandle } from './db/database.js'
-import { ApiError } from './errors.js'
+import { ApiError, UNAVAILABLE_RETRY_AFTER_S } from './errors.js'
 import { formRoute } from './http/api/v1/form.js'
 import { formsRoute } from './http/api/v1/forms.js'
 import { pagesRoute } from './http/api/v1/pages.js'
@@ -10,14 +10,7 @@ import { registerApiPipeline } from './http/api/v1/pipeline.js'
 import { redirectsRoute } from './http/api/v1/redirects.js'
 import { submissionsRoute } from './http/api/v1/submissions.js'
 import { registerOpenApi } from './http/docs/openapi.js'
-import {
-  answerConnect,
-  createClientErrorHandler,
-  notFound,
-  sendApiError,
-  toApiError,
-  UNAVAILABLE_RETRY_AFTER_S,
-} from './http/errors.js'
+import { answerConnect, createClientErrorHandler, notFound, sendApiError, toApiError } from './http/errors.js'
 import { registerHome } from './http/home.js'
 import { intakeFace } from './http/intake/index.js'
 import { REDACTED, redactingLoggerOptions } from './http/logging.js'

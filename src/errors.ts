@@ -89,6 +89,9 @@ export class NotFoundError extends Error {
   }
 }
 
+/** Seconds a client should wait after an `UnavailableError` (a 503) before trying again. */
+export const UNAVAILABLE_RETRY_AFTER_S = 5
+
 /** The database (or another backing service) cannot be reached; callers answer 503 and retry later. */
 export class UnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

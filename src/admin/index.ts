@@ -6,12 +6,17 @@ import fastifyHelmet, { type FastifyHelmetOptions } from '@fastify/helmet'
 import fastifyMultipart from '@fastify/multipart'
 import fastifyStatic from '@fastify/static'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError, NotFoundError, UnavailableError, ValidationError } from '../errors.js'
-import { UNAVAILABLE_RETRY_AFTER_S } from '../http/errors.js'
+import {
+  ApiError,
+  NotFoundError,
+  UNAVAILABLE_RETRY_AFTER_S,
+  UnavailableError,
+  ValidationError,
+} from '../errors.js'
+import { url } from '../html.js'
 import type { Services } from '../services/index.js'
 import { allows } from './access.js'
 import { DashboardError, forbidden } from './errors.js'
-import { url } from './html.js'
 import { seeOther } from './requests.js'
 import { registerAccountRoutes } from './routes/account.js'
 import { registerAuditRoutes } from './routes/audit.js'

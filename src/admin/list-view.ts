@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ValidationError } from '../errors.js'
+import { html, type SafeHtml, type SafeUrl, withQuery } from '../html.js'
 import type { PageOf } from '../schemas.js'
 import { type ListView, MAX_SEARCH_LENGTH } from '../services/listing.js'
 import type { Flash, SessionService } from '../services/sessions.js'
-import { html, type SafeHtml, type SafeUrl, withQuery } from './html.js'
 import { redirectWithFlash } from './requests.js'
 import { sendPage } from './views/layout.js'
 

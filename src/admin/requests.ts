@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { NotFoundError } from '../errors.js'
+import type { SafeUrl } from '../html.js'
 import { isSafeId } from '../ids.js'
 import type { AdminSession, Flash, SessionService } from '../services/sessions.js'
-import type { SafeUrl } from './html.js'
 
 /** Dashboard lists show this many rows per page. */
 export const PAGE_SIZE = 20

@@ -1,9 +1,14 @@
 import { resolve } from 'node:path'
 import { type Config, loadConfig } from '../config.js'
-import { type DatabaseHandle, type OpenOptions, openDatabase } from '../db/database.js'
+import {
+  BULK_STATEMENT_TIMEOUT_MS,
+  type DatabaseHandle,
+  type OpenOptions,
+  openDatabase,
+} from '../db/database.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { createServices, type Services } from '../services/index.js'
-import { runningDemo, shellWord } from './demo.js'
+import { runningDemo, shellWord } from './demo-lock.js'
 
 /**
  * Runs `work` with migrated services on the configured database and always closes it, so a
@@ -13,7 +18,9 @@ import { runningDemo, shellWord } from './demo.js'
  */
 export async function withServices<T>(
   work: (services: Services, database: DatabaseHandle, config: Config) => Promise<T>,
-  options: OpenOptions & {
+  options: Pick<OpenOptions, 'create'> & {
+    /** The command only loads data (`import`): its bulk statements may run for minutes. */
+    bulk?: boolean
     /**
      * The command changes the database: once it has, stderr names the database (stdout stays the
      * command's output, e.g. a new key alone on its last line).
@@ -22,10 +29,13 @@ export async function withServices<T>(
   } = {},
 ): Promise<T> {
   const config = loadConfig()
-  const { writes, ...open } = options
+  const { writes, bulk, create = false } = options
   let database: DatabaseHandle
   try {
-    database = openDatabase(config.DATABASE_URL, { create: false, ...open })
+    database = openDatabase(config.DATABASE_URL, {
+      create,
+      ...(bulk ? { statementTimeoutMs: BULK_STATEMENT_TIMEOUT_MS } : {}),
+    })
   } catch (error) {
     noteRunningDemo(error)
     throw error

@@ -1,6 +1,5 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { dirname, resolve } from 'node:path'
 import { loadConfig } from '../config.js'
 import { openDatabase } from '../db/database.js'
 import { migrateToLatest } from '../db/migrate.js'
@@ -9,9 +8,9 @@ import { closeOnSignals, type RunningServer, startServer } from '../server.js'
 import { createServices } from '../services/index.js'
 import { buildSampleContent } from '../services/sample-content.js'
 import { databaseLocation } from './context.js'
+import { DEMO_DATABASE_FILE, lockDatabaseFile, shellWord } from './demo-lock.js'
 
 /** Where the demo keeps its data unless DATABASE_URL says otherwise; recreated on every run. */
-export const DEMO_DATABASE_FILE = './data/demo.db'
 const DEMO_ADMIN_EMAIL = 'admin@example.com'
 
 /**
@@ -116,67 +115,4 @@ function ensurePortIsFree(host: string, port: number): Promise<void> {
     probe.once('error', reject)
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()))
   })
-}
-
-/**
- * Takes `<file>.lock`, holding this process's id, for as long as the process lives. A lock whose
- * process has gone (a demo killed with SIGKILL) is taken over; a live one is refused in one line.
- */
-function lockDatabaseFile(file: string): void {
-  const lockFile = `${resolve(file)}.lock`
-  mkdirSync(dirname(lockFile), { recursive: true })
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' })
-      process.once('exit', () => {
-        if (readLockOwner(lockFile) === process.pid) rmSync(lockFile, { force: true })
-      })
-      return
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      const owner = readLockOwner(lockFile)
-      if (owner !== undefined && isRunning(owner))
-        throw new ValidationError(
-          `The demo database ${resolve(file)} is in use by process ${owner} (another \`lectern demo\`?): stop it first, or delete ${lockFile} if that process is not a Lectern demo`,
-        )
-      rmSync(lockFile, { force: true })
-    }
-  }
-  throw new ValidationError(
-    `Could not lock the demo database ${resolve(file)}: ${lockFile} keeps reappearing`,
-  )
-}
-
-/**
- * The demo started in this directory with its default database, if it is running now: the
- * process holding the lock of `./data/demo.db`, and that file.
- */
-export function runningDemo(): { pid: number; file: string } | undefined {
-  const file = resolve(DEMO_DATABASE_FILE)
-  const pid = readLockOwner(`${file}.lock`)
-  return pid !== undefined && isRunning(pid) ? { pid, file } : undefined
-}
-
-function readLockOwner(lockFile: string): number | undefined {
-  try {
-    const pid = Number(readFileSync(lockFile, 'utf8').trim())
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined
-  } catch {
-    return undefined
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
-/** A word a POSIX shell reads back unchanged, quoted only when it needs to be. */
-export function shellWord(text: string): string {
-  return /^[A-Za-z0-9_./:=@+-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`
 }

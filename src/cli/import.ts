@@ -1,4 +1,3 @@
-import { BULK_STATEMENT_TIMEOUT_MS } from '../db/database.js'
 import { plural } from '../errors.js'
 import { createImporter, type ImportResult } from '../services/import/index.js'
 import { databaseLocation, withServices } from './context.js'
@@ -28,6 +27,6 @@ export async function runImport(file: string, options: { quiet?: boolean } = {})
         `Imported ${count(forms, 'form')}, ${count(submissions, 'submission')}, ${count(pages, 'page')} and ${count(redirects, 'redirect')} from ${file} into ${databaseLocation(database)}`,
       )
     },
-    { statementTimeoutMs: BULK_STATEMENT_TIMEOUT_MS, create: true },
+    { bulk: true, create: true },
   )
 }

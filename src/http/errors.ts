@@ -9,12 +9,10 @@ import {
   type ErrorType,
   errorLabel,
   NotFoundError,
+  UNAVAILABLE_RETRY_AFTER_S,
   UnavailableError,
   ValidationError,
 } from '../errors.js'
-
-/** Seconds a client should wait after a 503 before trying again. */
-export const UNAVAILABLE_RETRY_AFTER_S = 5
 
 /** Writes an `ApiError` as the `{ error, message }` envelope with its status and headers. */
 export function sendApiError(reply: FastifyReply, error: ApiError, style: ErrorStyle): FastifyReply {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { html, type SafeUrl, url } from '../admin/html.js'
+import { html, type SafeUrl, url } from '../html.js'
 
 /** Which surfaces this instance serves, so that the front page links only to what is there. */
 export interface HomeSurfaces {

@@ -1,6 +1,6 @@
 import { type ExpressionBuilder, type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
 import { createContentCache, readFormStates } from '../db/content-version.js'
-import { presentSubmission } from '../db/repositories/content.js'
+import { presentSubmission, submissionJson } from '../db/repositories/content.js'
 import { type Database, SUBMISSION_COLUMNS, type SubmissionsTable } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import type { PageOf, Submission } from '../schemas.js'
@@ -202,6 +202,11 @@ export function createInboxService(db: Kysely<Database>) {
         const end = window[window.length - 1] as { created_at: string; id: string }
         last = { created_at: end.created_at, id: end.id }
       }
+    },
+
+    /** The batches of `exportRows`, each submission as JSON text exactly as the API writes it. */
+    async *exportJson(view: InboxQuery, batchSize = 500): AsyncGenerator<string[]> {
+      for await (const batch of this.exportRows(view, batchSize)) yield batch.map(submissionJson)
     },
 
     /** Records that a view was exported: the form, the view, the format and how many rows it held. */

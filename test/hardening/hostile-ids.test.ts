@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { html, raw, SafeHtml, url } from '../../src/admin/html.js'
+import { html, raw, SafeHtml, url } from '../../src/html.js'
 import { idProblem, isSafeId } from '../../src/ids.js'
 import { ImportError } from '../../src/services/import/index.js'
 import { type DashboardClient, signedInClient } from '../admin/support.js'

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
+import { withQuery } from '../../html.js'
 import type { Services } from '../../services/index.js'
-import { withQuery } from '../html.js'
 import { answerList } from '../list-view.js'
 import { seeOther, signedIn } from '../requests.js'
 import { AUDIT_LIST, auditPage } from '../views/audit.js'

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { type SafeHtml, url } from '../../html.js'
 import { FieldValidationError, type FormField, type PageField } from '../../services/content-admin.js'
 import type { Services } from '../../services/index.js'
 import { canManageContent, roleAllows } from '../../services/roles.js'
 import { actorOf } from '../actor.js'
-import { type SafeHtml, url } from '../html.js'
 import { answerList, listHref, readListView } from '../list-view.js'
 import { field, flag, PAGE_SIZE, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import {

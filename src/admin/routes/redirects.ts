@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ValidationError } from '../../errors.js'
+import { url } from '../../html.js'
 import { FieldValidationError } from '../../services/content-admin.js'
 import type { Services } from '../../services/index.js'
 import {
@@ -13,7 +14,6 @@ import {
 import type { RedirectChange, RedirectField } from '../../services/redirects.js'
 import { canManageContent } from '../../services/roles.js'
 import { actorOf } from '../actor.js'
-import { url } from '../html.js'
 import { answerList, listHref, readListView } from '../list-view.js'
 import { field, flag, PAGE_SIZE, pathParam, redirectWithFlash, signedIn } from '../requests.js'
 import { sendPage } from '../views/layout.js'

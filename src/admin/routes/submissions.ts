@@ -2,7 +2,6 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { stringify } from 'csv-stringify'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { submissionJson } from '../../db/repositories/content.js'
 import { ValidationError } from '../../errors.js'
 import { isSafeId } from '../../ids.js'
 import {
@@ -251,10 +250,10 @@ export function registerSubmissionRoutes(app: FastifyInstance, services: Service
     const chunks = async function* () {
       let first = true
       yield '['
-      for await (const batch of inbox.exportRows(query)) {
+      for await (const batch of inbox.exportJson(query)) {
         let text = ''
-        for (const row of batch) {
-          text += (first ? '\n' : ',\n') + submissionJson(row)
+        for (const json of batch) {
+          text += (first ? '\n' : ',\n') + json
           first = false
         }
         yield text

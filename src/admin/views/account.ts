@@ -1,6 +1,6 @@
+import { html, type SafeHtml, url } from '../../html.js'
 import type { AdminSession } from '../../services/sessions.js'
 import type { UserView } from '../../services/users.js'
-import { html, type SafeHtml, url } from '../html.js'
 import { confirmation, csrfField, errorSummary, textField } from './components.js'
 import { layout, ROLE_LABELS } from './layout.js'
 

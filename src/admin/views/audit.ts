@@ -1,9 +1,9 @@
+import { html, type SafeHtml, url } from '../../html.js'
 import type { PageOf } from '../../schemas.js'
 import { AUDIT_ACTIONS, type AuditEntry } from '../../services/audit.js'
 import type { AuditFilter, AuditSort } from '../../services/dashboard-lists.js'
 import type { ListView } from '../../services/listing.js'
 import type { AdminSession } from '../../services/sessions.js'
-import { html, type SafeHtml, url } from '../html.js'
 import {
   isNarrowed,
   type ListSpec,

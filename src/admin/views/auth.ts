@@ -1,5 +1,5 @@
+import { html, type SafeHtml, type SafeUrl } from '../../html.js'
 import { MIN_PASSWORD_LENGTH } from '../../services/users.js'
-import { html, type SafeHtml, type SafeUrl } from '../html.js'
 import { csrfField, errorSummary, textField } from './components.js'
 import { layout } from './layout.js'
 

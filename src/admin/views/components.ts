@@ -1,5 +1,5 @@
+import { html, type Renderable, type SafeHtml, type SafeUrl } from '../../html.js'
 import type { Flash } from '../../services/sessions.js'
-import { html, type Renderable, type SafeHtml, type SafeUrl } from '../html.js'
 import { CSRF_FIELD } from '../security.js'
 
 export const csrfField = (token: string) => html`<input type="hidden" name="${CSRF_FIELD}" value="${token}">`

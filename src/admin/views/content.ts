@@ -1,10 +1,10 @@
+import { html, type SafeHtml, url } from '../../html.js'
 import { FIELD_LIMITS } from '../../limits.js'
 import type { Page, PageOf } from '../../schemas.js'
 import type { AdminForm, FormField, PageField } from '../../services/content-admin.js'
 import type { FormFilter, FormSort, PageFilter, PageSort } from '../../services/dashboard-lists.js'
 import type { ListView } from '../../services/listing.js'
 import type { AdminSession } from '../../services/sessions.js'
-import { html, type SafeHtml, url } from '../html.js'
 import {
   ALL,
   isNarrowed,

@@ -1,5 +1,5 @@
+import { html, type SafeHtml } from '../../html.js'
 import type { AdminSession } from '../../services/sessions.js'
-import { html, type SafeHtml } from '../html.js'
 import { layout } from './layout.js'
 
 export function errorPage(input: {

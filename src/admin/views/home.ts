@@ -1,6 +1,6 @@
+import { html, type SafeHtml, type SafeUrl } from '../../html.js'
 import type { AuditEntry } from '../../services/audit.js'
 import type { AdminSession } from '../../services/sessions.js'
-import { html, type SafeHtml, type SafeUrl } from '../html.js'
 import { auditTable } from './audit.js'
 import { layout, ROLE_LABELS } from './layout.js'
 

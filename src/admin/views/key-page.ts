@@ -1,6 +1,6 @@
+import { html, type SafeHtml, url } from '../../html.js'
 import type { ApiKeyView } from '../../services/keys.js'
 import type { AdminSession } from '../../services/sessions.js'
-import { html, type SafeHtml, url } from '../html.js'
 import { csrfField, errorSummary, textField, timestamp } from './components.js'
 import { keyLabel, keyStatusBadge } from './keys.js'
 import { layout } from './layout.js'

@@ -1,9 +1,9 @@
+import { html, type SafeHtml, url } from '../../html.js'
 import type { PageOf } from '../../schemas.js'
 import type { KeyFilter, KeySort } from '../../services/dashboard-lists.js'
 import type { ApiKeyView } from '../../services/keys.js'
 import type { ListView } from '../../services/listing.js'
 import type { AdminSession } from '../../services/sessions.js'
-import { html, type SafeHtml, url } from '../html.js'
 import {
   ALL,
   type ListSpec,

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify'
+import { html, type SafeHtml } from '../../html.js'
 import { roleAllows } from '../../services/roles.js'
 import type { AdminSession } from '../../services/sessions.js'
-import { html, type SafeHtml } from '../html.js'
 import { csrfField, flashMessage } from './components.js'
 
 export type Section = 'home' | 'forms' | 'pages' | 'redirects' | 'keys' | 'users' | 'audit' | 'account'

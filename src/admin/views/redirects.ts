@@ -1,3 +1,4 @@
+import { html, type SafeHtml, url } from '../../html.js'
 import type { PageOf, Redirect } from '../../schemas.js'
 import type { RedirectFilter, RedirectSort } from '../../services/dashboard-lists.js'
 import type { ListView } from '../../services/listing.js'
@@ -10,7 +11,6 @@ import {
   type RedirectField,
 } from '../../services/redirects.js'
 import type { AdminSession } from '../../services/sessions.js'
-import { html, type SafeHtml, url } from '../html.js'
 import {
   ALL,
   isNarrowed,

@@ -1,9 +1,9 @@
+import { html, type SafeHtml, type SafeUrl, url, withQuery } from '../../html.js'
 import type { Submission } from '../../schemas.js'
 import type { AdminForm } from '../../services/content-admin.js'
 import { MAX_NOTES_LENGTH } from '../../services/content-admin.js'
 import { type InboxFilter, type InboxSort, MAX_SEARCH_LENGTH } from '../../services/inbox.js'
 import type { AdminSession, Flash } from '../../services/sessions.js'
-import { html, type SafeHtml, type SafeUrl, url, withQuery } from '../html.js'
 import { PAGE_SIZES } from '../list-view.js'
 import {
   badge,

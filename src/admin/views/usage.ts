@@ -1,5 +1,5 @@
+import { html, type SafeHtml } from '../../html.js'
 import type { HourlyUsage, UsageCounts } from '../../services/usage.js'
-import { html, type SafeHtml } from '../html.js'
 
 const BAR = 4
 const PLOT_HEIGHT = 100

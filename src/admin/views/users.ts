@@ -1,3 +1,4 @@
+import { html, type SafeHtml, url } from '../../html.js'
 import type { PageOf } from '../../schemas.js'
 import type { UserFilter, UserSort } from '../../services/dashboard-lists.js'
 import type { KeyCounts } from '../../services/keys.js'
@@ -5,7 +6,6 @@ import type { ListView } from '../../services/listing.js'
 import { ROLES, type Role } from '../../services/roles.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { MIN_PASSWORD_LENGTH, type UserView } from '../../services/users.js'
-import { html, type SafeHtml, url } from '../html.js'
 import { type ListSpec, listHeader, listHref, NEWEST_FIRST, OLDEST_FIRST, PAGE_SIZES } from '../list-view.js'
 import {
   badge,

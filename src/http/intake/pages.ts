@@ -1,4 +1,4 @@
-import { html, type SafeHtml } from '../../admin/html.js'
+import { html, type SafeHtml } from '../../html.js'
 
 /**
  * The small pages a browser posting a plain `<form>` sees: a thanks, or what was wrong with a

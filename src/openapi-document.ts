@@ -1,8 +1,8 @@
-import { buildApp } from '../../app.js'
-import { openDatabase } from '../../db/database.js'
-import { MemoryRateLimiter } from '../../ratelimit/memory.js'
-import { createServices } from '../../services/index.js'
-import type { OpenApiDocument } from './openapi.js'
+import { buildApp } from './app.js'
+import { openDatabase } from './db/database.js'
+import type { OpenApiDocument } from './http/docs/openapi.js'
+import { MemoryRateLimiter } from './ratelimit/memory.js'
+import { createServices } from './services/index.js'
 
 /**
  * The OpenAPI document, generated from a freshly built app. Nothing is queried: the app only needs

@@ -1,0 +1,103 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+/**
+ * The layering in ARCHITECTURE.md, read from the code itself: each source file's imports, resolved to
+ * files under `src/`. Type-only imports are left out — they vanish when compiled and share shapes,
+ * not behaviour.
+ */
+const SRC = resolve(import.meta.dirname, '..', '..', 'src')
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) return sourceFiles(path)
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [path] : []
+  })
+}
+
+/** The `src/`-relative files that `file` imports at run time. */
+function valueImports(file: string): string[] {
+  const text = readFileSync(file, 'utf8')
+  const found: string[] = []
+  const statement = /^(import|export)\s+(type\s+)?(?:[^'"]*?\s+from\s+)?['"](\.[^'"]+)['"]/gm
+  for (const match of text.matchAll(statement)) {
+    if (match[2]) continue
+    const target = resolve(dirname(file), (match[3] as string).replace(/\.js$/, '.ts'))
+    found.push(relative(SRC, target))
+  }
+  return found
+}
+
+const graph = new Map(sourceFiles(SRC).map((file) => [relative(SRC, file), valueImports(file)]))
+
+/** Where the program is put together: these may reach every layer. */
+const COMPOSITION_ROOTS = new Set([
+  'app.ts',
+  'server.ts',
+  'openapi-document.ts',
+  'cli/main.ts',
+  'cli/context.ts',
+  'cli/demo.ts',
+])
+
+function violations(from: (file: string) => boolean, to: (target: string) => boolean): string[] {
+  return [...graph].flatMap(([file, targets]) =>
+    from(file) && !COMPOSITION_ROOTS.has(file)
+      ? targets.filter(to).map((target) => `${file} -> ${target}`)
+      : [],
+  )
+}
+
+const under =
+  (...dirs: string[]) =>
+  (file: string) =>
+    dirs.some((dir) => file.startsWith(`${dir}/`))
+
+describe('the import boundaries of src/', () => {
+  it('reads a plausible number of files and imports, so the rules below are not vacuous', () => {
+    expect(graph.size).toBeGreaterThan(100)
+    expect([...graph.values()].flat().length).toBeGreaterThan(300)
+    expect(graph.get('http/api/v1/pipeline.ts')?.length).toBeGreaterThan(0)
+  })
+
+  it('keeps the faces (HTTP API, intake, dashboard, CLI) away from the database layer', () => {
+    expect(violations(under('http', 'admin', 'cli'), under('db'))).toEqual([])
+  })
+
+  it('keeps services, resources, rate limits and the database layer away from every face', () => {
+    expect(
+      violations(under('services', 'resources', 'ratelimit', 'db'), under('http', 'admin', 'cli')),
+    ).toEqual([])
+  })
+
+  it('keeps the database layer from calling up into the services', () => {
+    expect(violations(under('db'), under('services', 'resources'))).toEqual([])
+  })
+
+  it('keeps the faces apart from one another', () => {
+    expect([
+      ...violations(under('admin'), under('http', 'cli')),
+      ...violations(under('http'), under('admin', 'cli')),
+      ...violations(under('cli'), under('http', 'admin')),
+    ]).toEqual([])
+  })
+
+  it('has no import cycle', () => {
+    const cycles: string[] = []
+    const state = new Map<string, 'visiting' | 'done'>()
+    const visit = (file: string, path: string[]) => {
+      if (state.get(file) === 'done') return
+      if (state.get(file) === 'visiting') {
+        cycles.push([...path.slice(path.indexOf(file)), file].join(' -> '))
+        return
+      }
+      state.set(file, 'visiting')
+      for (const target of graph.get(file) ?? []) visit(target, [...path, file])
+      state.set(file, 'done')
+    }
+    for (const file of graph.keys()) visit(file, [])
+    expect(cycles).toEqual([])
+  })
+})
