@@ -3,7 +3,7 @@ import type { DatabaseHandle } from '../db/database.js'
 import { createContentRepository, type JsonPage } from '../db/repositories/content.js'
 import { NotFoundError } from '../errors.js'
 import type { Form, ListOptions, Page, PageOf, Redirect, Submission } from '../schemas.js'
-import { sharedFreshLookups } from './fresh-lookups.js'
+import { sharedFreshLookups } from './coalesced-lookups.js'
 
 /**
  * The read side of the four resources, as the API lists them. `version` is the version of the

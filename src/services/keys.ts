@@ -7,7 +7,7 @@ import { isSafeId, newId } from '../ids.js'
 import { characterProblem, FIELD_LIMITS } from '../limits.js'
 import { formatTimestamp, now, parseTimestamp } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
-import { sharedFreshLookups } from './fresh-lookups.js'
+import { sharedFreshLookups } from './coalesced-lookups.js'
 import { hasExpired, hashApiKey, hasKeyShape, keyDisplayPrefix, newPlainKey } from './key-format.js'
 import { normalizeEmail } from './users.js'
 

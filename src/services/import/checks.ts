@@ -5,9 +5,9 @@ import { isSafeId } from '../../ids.js'
 import { describeLoop, RedirectGraph, resolveYielding } from '../redirect-rules.js'
 import { describeChain, redirectBatches } from '../redirects.js'
 import { BATCH_SIZE, chunks } from './batches.js'
-import type { KeptRecords } from './kept.js'
 import type { ImportKind } from './kinds.js'
 import { describeLocation, type FieldProblem, type Location } from './locations.js'
+import type { RecordIndex } from './record-index.js'
 import type { RecordSource } from './sources.js'
 
 /** Where the checks that need every record put what they find. */
@@ -66,7 +66,7 @@ export class FormReferences {
 /** Refuses a page whose path another page of the file, or one in the database it does not replace, has. */
 export async function checkPagePaths(
   db: Kysely<Database>,
-  pages: KeptRecords<'path'>,
+  pages: RecordIndex<'path'>,
   findings: Findings,
 ): Promise<void> {
   const paths = pages.values
@@ -122,7 +122,7 @@ const TURN_EVERY = 5000
  */
 export async function checkRedirects(
   db: Kysely<Database>,
-  redirects: KeptRecords<'fromPath' | 'toPath'>,
+  redirects: RecordIndex<'fromPath' | 'toPath'>,
   findings: Findings,
 ): Promise<void> {
   if (redirects.size === 0) return

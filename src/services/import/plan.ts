@@ -2,10 +2,10 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../../db/tables.js'
 import { checkPagePaths, checkRedirects, type Findings, FormReferences } from './checks.js'
 import { ImportError, MAX_LISTED_PROBLEMS, MessageList } from './errors.js'
-import { KeptRecords } from './kept.js'
 import type { ImportKind } from './kinds.js'
 import { type KindCounts, zeroCounts } from './kinds.js'
 import { describeLocation, type FieldProblem, formatProblem, type Location } from './locations.js'
+import { RecordIndex } from './record-index.js'
 import { readForm, readPage, readRedirect, readSubmission } from './records.js'
 import type { RecordSource, SourceEntry } from './sources.js'
 
@@ -21,9 +21,9 @@ export class ImportPlan implements Findings {
   readonly problems = new MessageList(MAX_LISTED_PROBLEMS)
   readonly warnings = new MessageList(MAX_LISTED_WARNINGS)
   readonly counts: KindCounts = zeroCounts()
-  readonly forms = new KeptRecords('form')
-  readonly pages = new KeptRecords('page', ['path'])
-  readonly redirects = new KeptRecords('redirect', ['fromPath', 'toPath'])
+  readonly forms = new RecordIndex('form')
+  readonly pages = new RecordIndex('page', ['path'])
+  readonly redirects = new RecordIndex('redirect', ['fromPath', 'toPath'])
   private readonly formReferences: FormReferences
 
   constructor(
@@ -87,7 +87,7 @@ export class ImportPlan implements Findings {
   }
 
   private keep<T extends { id?: string }, F extends string>(
-    kept: KeptRecords<F>,
+    kept: RecordIndex<F>,
     { draft, problems }: { draft: T; problems: FieldProblem[] },
     location: Location,
     fields: (draft: T) => Record<F, string>,
@@ -95,7 +95,7 @@ export class ImportPlan implements Findings {
     for (const problem of problems) this.report(location, problem)
     // A record with problems is not kept: the import is refused anyway.
     if (problems.length > 0) return
-    const earlier = kept.keep(KeptRecords.key(draft.id, location.order), location.order, fields(draft))
+    const earlier = kept.keep(RecordIndex.key(draft.id, location.order), location.order, fields(draft))
     if (earlier !== undefined) {
       this.warn(location, {
         message: `id '${draft.id}' also appears at ${describeLocation(this.locate(earlier, kept.kind))}; this later record wins`,

@@ -31,9 +31,9 @@ import { now as currentTime } from '../../time.js'
 import { BATCH_SIZE, BULK_SUBMISSIONS, chunks, KEPT_BATCH_SIZE } from './batches.js'
 import { fileChangedError, ImportError } from './errors.js'
 import type { JsonObject } from './json.js'
-import { KeptRecords } from './kept.js'
 import { type KindCounts, zeroCounts } from './kinds.js'
 import type { ImportPlan } from './plan.js'
+import { RecordIndex } from './record-index.js'
 import {
   type FormDraft,
   type PageDraft,
@@ -209,7 +209,7 @@ class Writer {
   async releasePaths<T extends 'pages' | 'redirects'>(
     table: T,
     column: T extends 'pages' ? 'path' : 'from_path',
-    kept: KeptRecords<string>,
+    kept: RecordIndex<string>,
   ): Promise<void> {
     const target: 'pages' | 'redirects' = table // a union narrows below; the type parameter would not
     let ids: string[] = []
@@ -261,7 +261,7 @@ class Writer {
   /** Queues one kept table's records and writes them a batch at a time. */
   private keptWriter<T extends KeptTable, D extends Timestamped & { id?: string }>(
     table: T,
-    kept: KeptRecords<string>,
+    kept: RecordIndex<string>,
     read: (record: JsonObject) => { draft: D; problems: unknown[] },
     toRow: (draft: D, stamps: RowStamps) => Insertable<Database[T]>,
   ) {
@@ -285,7 +285,7 @@ class Writer {
       async offer(record: JsonObject, order: number): Promise<void> {
         const { draft, problems } = read(record)
         if (problems.length > 0) throw fileChangedError()
-        if (!kept.isKept(KeptRecords.key(draft.id, order), order)) return
+        if (!kept.isKept(RecordIndex.key(draft.id, order), order)) return
         drafts.push(draft)
         if (drafts.length >= KEPT_BATCH_SIZE) await flush()
       },

@@ -12,7 +12,7 @@ import { grown, StringTable } from './string-table.js'
  * A record's slot is the number of its key: its id, or `#<order>` when it has none (`#` is outside
  * the id alphabet, so such a key never meets a real id).
  */
-export class KeptRecords<Field extends string = never> {
+export class RecordIndex<Field extends string = never> {
   private readonly keys = new StringTable()
   private orders = new Float64Array(1 << 10)
   private fieldValues: Record<string, Int32Array> = {}

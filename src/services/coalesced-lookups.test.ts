@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { sharedFreshLookups } from './fresh-lookups.js'
+import { sharedFreshLookups } from './coalesced-lookups.js'
 
 /** Lets the event loop finish its turn: lookups asked for during it start. */
 const endOfTurn = () => new Promise((resolve) => setImmediate(resolve))
