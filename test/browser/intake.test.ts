@@ -222,4 +222,39 @@ describe.skipIf(!available && !process.env.CI)('a form taking submissions from a
     }
     expect(errors).toEqual([])
   }, 120_000)
+
+  it('keeps every tab of a form within a phone’s width, long code and addresses included', async () => {
+    const form = await ctx.services.contentAdmin.createForm(
+      { title: 'A form with a rather long title for a phone', description: '', isActive: true },
+      'cli',
+    )
+    await ctx.services.intake.updateSettings(form.id, {
+      enabled: true,
+      allowedOrigins: ['https://www.a-long-domain-name-for-a-shop.example.com'],
+      fields: [
+        { name: 'email_address_of_the_sender', label: 'Your email address', type: 'email', required: true },
+        { name: 'topic', label: 'Topic', type: 'select', options: ['Orders', 'Returns'] },
+      ],
+    })
+    await ctx.services.intake.accept(form.id, {
+      data: { email_address_of_the_sender: 'bot@example.com', message: 'x'.repeat(300) },
+      ipAddress: '203.0.113.9',
+      userAgent: 'Bot/1.0',
+      referrer: null,
+      spam: true,
+    })
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true })
+    const page = await context.newPage()
+    await page.goto(`${base}/admin/login`)
+    await page.getByLabel('Email').fill(ADMIN.email)
+    await page.getByLabel('Password').fill(ADMIN.password)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL(/\/admin$/)
+    for (const tab of ['edit', 'fields', 'intake', 'embed', 'submissions', 'spam']) {
+      await page.goto(`${base}/admin/forms/${form.id}/${tab}`)
+      expect(await page.locator('h1').count()).toBe(1)
+      expect([tab, await page.evaluate<number>('document.documentElement.scrollWidth')]).toEqual([tab, 390])
+    }
+    await context.close()
+  }, 60_000)
 })

@@ -152,6 +152,9 @@ export function registerFormIntakeRoutes(
     if (op !== null || field(request, 'op') === 'add') {
       const index = op === null ? -1 : Number(op[2])
       let notice = 'A blank row was added below. Nothing is saved until you press Save fields.'
+      // A row that is not there (a page sent twice) leaves the list as it was.
+      if (op !== null && index >= rows.length)
+        notice = 'Nothing was moved. Nothing is saved until you press Save fields.'
       if (op !== null && index < rows.length) {
         const [row] = rows.splice(index, 1) as [FieldRow]
         const to = op[1] === 'up' ? index - 1 : op[1] === 'down' ? index + 1 : -1
