@@ -124,7 +124,7 @@ describe.skipIf(!available && !process.env.CI)('a form taking submissions from a
       await tab(admin, 'Embed').click()
       const snippet = (await admin.locator('#embed-html').textContent()) as string
       const script = (await admin.locator('#embed-fetch').textContent()) as string
-      await admin.getByRole('button', { name: 'Copy the html form' }).click()
+      await admin.getByRole('button', { name: 'Copy the HTML form' }).click()
       expect(await admin.evaluate('navigator.clipboard.readText()')).toBe(snippet)
       await screenshot(admin, 'embed')
       pages['/'] = sitePage(snippet)

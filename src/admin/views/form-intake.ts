@@ -276,10 +276,10 @@ export function intakeSettingsPage(input: {
 }
 
 /** A block of code to copy, with the copy button the script shows. */
-function codeBlock(id: string, label: string, code: string): SafeHtml {
+function codeBlock(id: string, label: string, what: string, code: string): SafeHtml {
   return html`<div class="code-block">
   <div class="code-head"><h3 id="${id}-label">${label}</h3>
-  <button type="button" class="button secondary small" data-copy-target="${id}" data-copy-status="${id}-status" aria-label="Copy the ${label.toLowerCase()}" hidden>Copy</button>
+  <button type="button" class="button secondary small" data-copy-target="${id}" data-copy-status="${id}-status" aria-label="Copy the ${what}" hidden>Copy</button>
   <span id="${id}-status" class="copy-status" role="status" aria-live="polite"></span></div>
   <pre tabindex="0" aria-labelledby="${id}-label"><code id="${id}">${code}</code></pre>
 </div>`
@@ -317,7 +317,7 @@ ${off}
   visitor sees a thank-you page, or the page set under <a href="${intakeHref}">Intake</a>.
   ${input.fieldCount === 0 ? html`It has no inputs yet: <a href="${fieldsHref}">define the fields</a>, or write your own.` : html`It has one input for each of the ${input.fieldCount === 1 ? 'form’s field' : `form’s ${input.fieldCount} fields`} (<a href="${fieldsHref}">Fields</a>); style it as you like.`}
   The hidden <code>_gotcha</code> input is a trap for bots: keep it, and keep it empty.</p>
-  ${codeBlock('embed-html', 'HTML form', input.snippet)}
+  ${codeBlock('embed-html', 'HTML form', 'HTML form', input.snippet)}
 </section>
 <section class="panel">
   <h2>Sending it with a script (JSON)</h2>
@@ -327,7 +327,7 @@ ${off}
       ? 'Any site may post to this form.'
       : html`Only ${input.allowedOrigins.map((origin, index) => html`${index === 0 ? '' : ', '}<code>${origin}</code>`)} may post to it and read the answers.`
   } A site whose Content-Security-Policy forbids inline scripts can put it in a file of its own.</p>
-  ${codeBlock('embed-fetch', 'Script', input.fetchCode)}
+  ${codeBlock('embed-fetch', 'Script', 'script', input.fetchCode)}
 </section>`,
   })
 }
