@@ -35,6 +35,7 @@ export interface AppDependencies {
         | 'RATE_LIMIT_PER_SECOND'
         | 'INTAKE_RATE_LIMIT_PER_MINUTE'
         | 'PUBLIC_URL'
+        | 'SMTP_URL'
       >
     >
   services: Services
@@ -266,7 +267,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   if (deps.config.ADMIN_DASHBOARD !== 'off') {
     const { adminDashboard } = await import('./admin/index.js')
-    await app.register(adminDashboard, { prefix: '/admin', services: deps.services })
+    await app.register(adminDashboard, {
+      prefix: '/admin',
+      services: deps.services,
+      publicUrl: deps.config.PUBLIC_URL,
+      mailConfigured: deps.config.SMTP_URL !== undefined,
+    })
   }
 
   return app

@@ -41,6 +41,14 @@ export const ConfigSchema = Type.Object({
         "the server's public base URL (`https://forms.example.com`), for the address forms post to",
     }),
   ),
+  // Its value holds the mail password: no pattern, so that no start-up error ever prints it.
+  SMTP_URL: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'outgoing mail server (`smtp://user:pass@host:port` or `smtps://…`); unset, no mail is sent',
+    }),
+  ),
   TRUST_PROXY: Type.Optional(
     Type.String({
       pattern: '^(true|false|[0-9]{1,2}|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$',

@@ -22,6 +22,7 @@ import { registerAccountRoutes } from './routes/account.js'
 import { registerAuditRoutes } from './routes/audit.js'
 import { registerAuthRoutes } from './routes/auth.js'
 import { registerContentRoutes } from './routes/content.js'
+import { registerFormIntakeRoutes } from './routes/form-intake.js'
 import { registerHomeRoutes } from './routes/home.js'
 import { registerKeyPageRoutes } from './routes/key-page.js'
 import { registerKeyRoutes } from './routes/keys.js'
@@ -34,6 +35,10 @@ import { sendPage } from './views/layout.js'
 
 export interface AdminDashboardOptions {
   services: Services
+  /** `PUBLIC_URL`: where a site's forms post to; unset, the dashboard's own origin. */
+  publicUrl?: string | undefined
+  /** Whether outgoing mail is configured (`SMTP_URL`), so the editor can say when none is sent. */
+  mailConfigured?: boolean
 }
 
 /** The stylesheet and script, beside this module in the source and in `dist/` (the build copies them). */
@@ -190,6 +195,10 @@ export async function adminDashboard(app: FastifyInstance, options: AdminDashboa
     registerUserRoutes(pages, services)
     registerContentRoutes(pages, services)
     registerSubmissionRoutes(pages, services)
+    registerFormIntakeRoutes(pages, services, {
+      publicUrl: options.publicUrl,
+      mailConfigured: options.mailConfigured ?? false,
+    })
     registerRedirectRoutes(pages, services)
     registerAuditRoutes(pages, services)
     registerKeyPageRoutes(pages, services)

@@ -42,6 +42,8 @@ export const AUDIT_ACTIONS = [
   'submissions.exported',
   'submissions.deleted',
   'submissions.expired',
+  'spam.released',
+  'spam.deleted',
   'redirect.created',
   'redirect.updated',
   'redirect.deleted',

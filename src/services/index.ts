@@ -10,6 +10,7 @@ import { createKeyService } from './keys.js'
 import { createRedirectApplier } from './redirect-applier.js'
 import { createRedirectService } from './redirects.js'
 import { createSessionService, type SessionOptions } from './sessions.js'
+import { createSpamService } from './spam.js'
 import { createUsageService } from './usage.js'
 import { createUserService } from './users.js'
 
@@ -30,6 +31,7 @@ export function createServices(
     contentAdmin: createContentAdminService(database.db),
     inbox: createInboxService(database.db),
     intake: createIntakeService(database.db, options.intake),
+    spam: createSpamService(database.db),
     lists: createDashboardLists(database.db),
     redirects: createRedirectService(database.db),
     redirectApplier: createRedirectApplier(database.db),

@@ -31,6 +31,7 @@ async function contentSnapshot(ctx: TestContext) {
       db.selectFrom('submissions').selectAll().orderBy('id').execute(),
       db.selectFrom('pages').selectAll().orderBy('id').execute(),
       db.selectFrom('redirects').selectAll().orderBy('id').execute(),
+      db.selectFrom('spam_submissions').selectAll().orderBy('id').execute(),
     ]),
   )
 }
@@ -56,6 +57,13 @@ describe('CSRF protection of every state-changing dashboard route', () => {
     const user = await buildUser(db, { role: 'viewer' })
     const key = await buildApiKey(db, { userId: adminId })
     const email = 'someone@example.com'
+    const spam = await ctx.services.intake.accept(form.id, {
+      data: { email },
+      ipAddress: null,
+      userAgent: null,
+      referrer: null,
+      spam: true,
+    })
     routes.push(
       {
         route: '/admin/setup',
@@ -126,6 +134,18 @@ describe('CSRF protection of every state-changing dashboard route', () => {
       { route: '/admin/forms', url: '/admin/forms', fields: { title: 'Sneaky form', isActive: 'true' } },
       { route: '/admin/forms/:id', url: `/admin/forms/${form.id}`, fields: { title: 'Renamed' } },
       { route: '/admin/forms/:id/delete', url: `/admin/forms/${form.id}/delete`, fields: {} },
+      {
+        route: '/admin/forms/:id/fields',
+        url: `/admin/forms/${form.id}/fields`,
+        fields: { count: '1', 'name-0': 'sneaky', 'type-0': 'text', op: 'save' },
+      },
+      {
+        route: '/admin/forms/:id/intake',
+        url: `/admin/forms/${form.id}/intake`,
+        fields: { enabled: 'true', storeIpAddress: 'true' },
+      },
+      { route: '/admin/spam/:id/not-spam', url: `/admin/spam/${spam}/not-spam`, fields: {} },
+      { route: '/admin/spam/:id/delete', url: `/admin/spam/${spam}/delete`, fields: {} },
       { route: '/admin/pages', url: '/admin/pages', fields: { title: 'Sneaky', slug: 's', path: '/sneaky' } },
       {
         route: '/admin/pages/:id',

@@ -135,6 +135,7 @@ export function registerSubmissionRoutes(app: FastifyInstance, services: Service
           form,
           view,
           submissions,
+          fields: (await services.intake.form(form.id))?.settings.fields ?? [],
           canManage: canManageContent(session.user.role, 'submissions:read'),
           ...(problem ? { searchProblem: problem } : {}),
           changed: String((request.query as Record<string, unknown>).changed ?? ''),

@@ -66,3 +66,17 @@ for (const element of document.querySelectorAll('time[datetime]')) {
   element.replaceChildren(part(localDate.format(at)), ' ', part(`${localClock.format(at)} ${zone}`.trim()))
   element.classList.add('local')
 }
+
+// The field editor: a row asks for options only when its type is a choice from a list (or when
+// options were typed, so that none is hidden that the checks would then refuse).
+for (const row of document.querySelectorAll('.field-row')) {
+  const type = row.querySelector('select[name^="type-"]')
+  const options = row.querySelector('.field-options')
+  const text = options?.querySelector('textarea')
+  if (!(type instanceof HTMLSelectElement) || !(options instanceof HTMLElement) || !text) continue
+  const show = () => {
+    options.hidden = type.value !== 'select' && text.value.trim() === ''
+  }
+  type.addEventListener('change', show)
+  show()
+}

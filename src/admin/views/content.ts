@@ -31,6 +31,7 @@ import {
   textField,
   timestamp,
 } from './components.js'
+import { formTabs } from './form-intake.js'
 import { layout } from './layout.js'
 
 /** The forms list's search, filters and orders; the default is the API's order, oldest first. */
@@ -222,7 +223,7 @@ export function formEditorPage(input: {
     section: 'forms',
     body: html`<section class="panel narrow">
   <h1>${heading}</h1>
-  ${input.id === undefined ? '' : formIdLine(input.id)}
+  ${input.id === undefined ? '' : html`${formIdLine(input.id)}${formTabs(input.id, 'details', session)}`}
   ${errorSummary(Object.values<string | undefined>(problems).filter((text) => text !== undefined))}
   <form method="post" action="${input.id === undefined ? url`/admin/forms` : url`/admin/forms/${input.id}`}" class="stack" novalidate>
     ${csrfField(session.csrfToken)}

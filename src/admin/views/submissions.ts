@@ -1,4 +1,5 @@
 import { html, type SafeHtml, type SafeUrl, url, withQuery } from '../../html.js'
+import type { FieldDefinition } from '../../resources/form.js'
 import type { Submission } from '../../schemas.js'
 import type { AdminForm } from '../../services/content-admin.js'
 import { MAX_NOTES_LENGTH } from '../../services/content-admin.js'
@@ -17,6 +18,7 @@ import {
   table,
   timestamp,
 } from './components.js'
+import { formTabs } from './form-intake.js'
 import { layout } from './layout.js'
 
 /** The page sizes the inbox offers; the first is the default. */
@@ -160,12 +162,47 @@ function submissionCard(submission: Submission, csrf: string, view: InboxView, n
 </article>`
 }
 
-function submissionTable(items: readonly Submission[], view: InboxView): SafeHtml {
-  const columns = ['Select', 'Received', 'Submitted data', 'Status', 'Notes', 'Actions']
+/** A value in a table cell: at most a line or two. */
+const cellText = (value: unknown) => {
+  const text = showValue(value)
+  return text.length > 140 ? `${text.slice(0, 139)}…` : text
+}
+
+/**
+ * The table view: a column per defined field, in the form's order, then the fields it does not
+ * define (as one summary), for a form that defines some; the first few fields otherwise.
+ */
+function submissionTable(
+  items: readonly Submission[],
+  view: InboxView,
+  fields: readonly FieldDefinition[],
+): SafeHtml {
+  const defined = new Set(fields.map((definition) => definition.name))
+  const others = (submission: Submission) =>
+    summary({
+      ...submission,
+      data: Object.fromEntries(Object.entries(submission.data).filter(([name]) => !defined.has(name))),
+    })
+  const showOthers = fields.length === 0 || items.some((submission) => others(submission) !== '')
+  const none = html`<span class="muted" aria-hidden="true">—</span><span class="visually-hidden">None</span>`
+  const columns = [
+    'Select',
+    'Received',
+    ...fields.map((definition) => definition.label),
+    ...(showOthers ? [fields.length === 0 ? 'Submitted data' : 'Other data'] : []),
+    'Status',
+    'Notes',
+    'Actions',
+  ]
   const rows = items.map((submission) => [
     selectBox(submission),
     timestamp(submission.createdAt),
-    summary(submission) || html`<span class="muted">No fields</span>`,
+    ...fields.map((definition) =>
+      Object.hasOwn(submission.data, definition.name) ? cellText(submission.data[definition.name]) : none,
+    ),
+    ...(showOthers
+      ? [others(submission) || html`<span class="muted">${fields.length === 0 ? 'No fields' : '—'}</span>`]
+      : []),
     html`${submission.isRead ? badge('Read', 'neutral') : badge('Unread', 'warn')} ${submission.isStarred ? badge('★ Starred', 'good') : ''}`,
     submission.notes ?? html`<span class="muted">—</span>`,
     deleteLink(submission, view),
@@ -235,6 +272,8 @@ export function submissionsPage(input: {
   form: AdminForm
   view: InboxView
   submissions: { items: Submission[]; total: number }
+  /** The form's field definitions: the table view has a column for each. */
+  fields?: readonly FieldDefinition[]
   /** Whether the user may change submissions (flags, notes, deletion). */
   canManage: boolean
   /** Why the typed search was not used, when it was not. */
@@ -253,7 +292,7 @@ export function submissionsPage(input: {
   const what = `${submissions.total} submission${submissions.total === 1 ? '' : 's'}`
   const list =
     view.view === 'table'
-      ? submissionTable(submissions.items, view)
+      ? submissionTable(submissions.items, view, input.fields ?? [])
       : html`<div class="submissions">${submissions.items.map((submission) =>
           submissionCard(
             submission,
@@ -269,6 +308,7 @@ export function submissionsPage(input: {
     body: html`<nav class="breadcrumbs" aria-label="Breadcrumbs"><a href="/admin/forms">Forms</a> › <span aria-current="page">${form.title}</span></nav>
 <h1>Submissions to “${form.title}”</h1>
 ${formIdLine(form.id)}
+${formTabs(form.id, 'submissions', session)}
 <p class="lead">${narrowed ? `${what} in this view` : what}, ${view.sort === 'newest' ? 'newest' : 'oldest'} first. Flags and notes are for
 administrators; the API shows them as <code>isRead</code>, <code>isStarred</code> and <code>notes</code>.</p>
 ${input.searchProblem ? html`<div class="alert error" role="alert">${input.searchProblem} The search was not used.</div>` : ''}
