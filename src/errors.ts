@@ -47,10 +47,25 @@ export function errorLabel(type: ErrorType, style: ErrorStyle): string {
 }
 
 /**
- * A failure of a service call that the caller can fix (bad input, unknown user, last admin…).
- * Faces print it (CLI) or show it (dashboard); it never becomes a 500.
+ * What a failure of the services means to whoever asked, whichever face they asked through. Each
+ * face answers every kind from one table typed `Record<ErrorKind, …>`, so a kind added here does not
+ * compile until every face says what it means.
  */
-export class ValidationError extends Error {
+export const ERROR_KINDS = ['invalid', 'not_found', 'unavailable'] as const
+export type ErrorKind = (typeof ERROR_KINDS)[number]
+
+/** The one error type of the services; its `kind` is all a face needs to answer it. */
+export abstract class DomainError extends Error {
+  abstract readonly kind: ErrorKind
+}
+
+/**
+ * A failure of a service call that the caller can fix (bad input, last admin…). Faces print it (CLI)
+ * or show it (dashboard); it never becomes a 500.
+ */
+export class ValidationError extends DomainError {
+  readonly kind = 'invalid'
+
   constructor(
     message: string,
     readonly problems: string[] = [message],
@@ -82,7 +97,9 @@ export function plural(count: number, word: string): string {
 }
 
 /** A service call named something that does not exist (a user, a key, a form). */
-export class NotFoundError extends Error {
+export class NotFoundError extends DomainError {
+  readonly kind = 'not_found'
+
   constructor(message: string) {
     super(message)
     this.name = 'NotFoundError'
@@ -93,7 +110,9 @@ export class NotFoundError extends Error {
 export const UNAVAILABLE_RETRY_AFTER_S = 5
 
 /** The database (or another backing service) cannot be reached; callers answer 503 and retry later. */
-export class UnavailableError extends Error {
+export class UnavailableError extends DomainError {
+  readonly kind = 'unavailable'
+
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options)
     this.name = 'UnavailableError'

@@ -6,13 +6,7 @@ import fastifyHelmet, { type FastifyHelmetOptions } from '@fastify/helmet'
 import fastifyMultipart from '@fastify/multipart'
 import fastifyStatic from '@fastify/static'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import {
-  ApiError,
-  NotFoundError,
-  UNAVAILABLE_RETRY_AFTER_S,
-  UnavailableError,
-  ValidationError,
-} from '../errors.js'
+import { ApiError, DomainError, type ErrorKind, UNAVAILABLE_RETRY_AFTER_S } from '../errors.js'
 import { url } from '../html.js'
 import type { Services } from '../services/index.js'
 import { allows } from './access.js'
@@ -77,23 +71,29 @@ const HELMET_OPTIONS: FastifyHelmetOptions = {
   referrerPolicy: { policy: 'same-origin' },
 }
 
+/** The page the dashboard shows for each kind of service failure. */
+const DASHBOARD_ANSWERS: Record<ErrorKind, (error: DomainError, request: FastifyRequest) => DashboardError> =
+  {
+    invalid: (error) => new DashboardError(400, 'That did not work', error.message),
+    not_found: (error) => new DashboardError(404, 'Not found', error.message),
+    unavailable: (error, request) => {
+      request.log.warn({ err: error.cause ?? error }, 'backing service unavailable')
+      return new DashboardError(
+        503,
+        'Temporarily unavailable',
+        'The database cannot be reached right now. Please try again in a moment.',
+        { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_S) },
+      )
+    },
+  }
+
 /** Maps anything thrown by a dashboard route to the page that explains it. */
 /** Requests whose route handler started: their body was parsed. */
 const reachedHandler = new WeakSet<FastifyRequest>()
 
 function toDashboardError(error: unknown, request: FastifyRequest): DashboardError {
   if (error instanceof DashboardError) return error
-  if (error instanceof NotFoundError) return new DashboardError(404, 'Not found', error.message)
-  if (error instanceof ValidationError) return new DashboardError(400, 'That did not work', error.message)
-  if (error instanceof UnavailableError) {
-    request.log.warn({ err: error.cause ?? error }, 'backing service unavailable')
-    return new DashboardError(
-      503,
-      'Temporarily unavailable',
-      'The database cannot be reached right now. Please try again in a moment.',
-      { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_S) },
-    )
-  }
+  if (error instanceof DomainError) return DASHBOARD_ANSWERS[error.kind](error, request)
   if (error instanceof ApiError)
     return new DashboardError(error.status, 'Please try again', error.message, error.headers)
   // The multipart parser throws plain errors; a multipart request that failed before its handler

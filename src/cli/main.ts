@@ -3,7 +3,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander'
 import { loadConfig } from '../config.js'
 import { openDatabase } from '../db/database.js'
 import { migrateToLatest } from '../db/migrate.js'
-import { NotFoundError, UnavailableError, ValidationError } from '../errors.js'
+import { DomainError, type ErrorKind } from '../errors.js'
 import { closeOnSignals, startServer } from '../server.js'
 import { ImportError } from '../services/import/errors.js'
 import { registerAuditCommands } from './audit.js'
@@ -96,33 +96,41 @@ export async function main(argv: string[]): Promise<void> {
   }
 }
 
+/** A mistake of the caller, told in one line (plus an import's problems); exit code 1. */
+function reportMistake(error: DomainError): number {
+  const database = databaseOfFailure(error)
+  // Whatever was not found (a user, a key, an import's form, any global admin) may be in another
+  // database: the demo keeps its own.
+  const within = error.kind === 'not_found' || error instanceof ImportError
+  console.error(`lectern: ${error.message}${database && within ? ` (database ${database})` : ''}`)
+  // An import lists every problem with its location, one per line, after the summary line.
+  if (error instanceof ImportError) {
+    for (const problem of error.problems) console.error(`  - ${problem}`)
+  }
+  // Most likely the reason when a demo runs beside a command on the default database.
+  const hint = demoHintOfFailure(error)
+  if (hint) console.error(hint)
+  return 1
+}
+
+/** What the CLI prints, and its exit code, for each kind of service failure. */
+const CLI_ANSWERS: Record<ErrorKind, (error: DomainError) => number> = {
+  invalid: reportMistake,
+  not_found: reportMistake,
+  unavailable: (error) => {
+    console.error(
+      `lectern: ${error.message}: ${(error.cause as Error | undefined)?.message ?? 'no connection'}`,
+    )
+    return 2
+  },
+}
+
 function reportError(error: unknown): number {
   if (error instanceof CommanderError) {
     // Commander has already printed its message (unknown option, missing argument, help).
     return error.exitCode
   }
-  if (error instanceof ValidationError || error instanceof NotFoundError) {
-    const database = databaseOfFailure(error)
-    // Whatever was not found (a user, a key, an import's form, any global admin) may be in another
-    // database: the demo keeps its own.
-    const within =
-      error instanceof NotFoundError || error instanceof ImportError || error.message.startsWith('No ')
-    console.error(`lectern: ${error.message}${database && within ? ` (database ${database})` : ''}`)
-    // An import lists every problem with its location, one per line, after the summary line.
-    if (error instanceof ImportError) {
-      for (const problem of error.problems) console.error(`  - ${problem}`)
-    }
-    // Most likely the reason when a demo runs beside a command on the default database.
-    const hint = demoHintOfFailure(error)
-    if (hint) console.error(hint)
-    return 1
-  }
-  if (error instanceof UnavailableError) {
-    console.error(
-      `lectern: ${error.message}: ${(error.cause as Error | undefined)?.message ?? 'no connection'}`,
-    )
-    return 2
-  }
+  if (error instanceof DomainError) return CLI_ANSWERS[error.kind](error)
   const listen = listenFailure(error)
   if (listen) {
     console.error(`lectern: ${listen}`)

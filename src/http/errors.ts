@@ -5,13 +5,12 @@ import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import {
   ApiError,
+  DomainError,
+  type ErrorKind,
   type ErrorStyle,
   type ErrorType,
   errorLabel,
-  NotFoundError,
   UNAVAILABLE_RETRY_AFTER_S,
-  UnavailableError,
-  ValidationError,
 } from '../errors.js'
 
 /** Writes an `ApiError` as the `{ error, message }` envelope with its status and headers. */
@@ -30,10 +29,21 @@ export function sendApiError(reply: FastifyReply, error: ApiError, style: ErrorS
  */
 export function toApiError(error: unknown, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error
-  if (error instanceof NotFoundError) return new ApiError('resource_not_found', error.message)
+  if (error instanceof DomainError) return API_ANSWERS[error.kind](error, request)
+  const status = (error as Partial<FastifyError> | null)?.statusCode
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new ApiError('bad_request', 'The request could not be understood')
+  }
+  request.log.error({ err: error }, 'unhandled error')
+  return new ApiError('internal_error', 'An unexpected error occurred')
+}
+
+/** What the API answers for each kind of service failure. */
+const API_ANSWERS: Record<ErrorKind, (error: DomainError, request: FastifyRequest) => ApiError> = {
   // Input the database itself refused (e.g. a NUL character on PostgreSQL): the caller's mistake.
-  if (error instanceof ValidationError) return new ApiError('bad_request', error.message)
-  if (error instanceof UnavailableError) {
+  invalid: (error) => new ApiError('bad_request', error.message),
+  not_found: (error) => new ApiError('resource_not_found', error.message),
+  unavailable: (error, request) => {
     request.log.warn({ err: error.cause ?? error }, 'backing service unavailable')
     return new ApiError(
       'service_unavailable',
@@ -42,13 +52,7 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
         'Retry-After': String(UNAVAILABLE_RETRY_AFTER_S),
       },
     )
-  }
-  const status = (error as Partial<FastifyError> | null)?.statusCode
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    return new ApiError('bad_request', 'The request could not be understood')
-  }
-  request.log.error({ err: error }, 'unhandled error')
-  return new ApiError('internal_error', 'An unexpected error occurred')
+  },
 }
 
 /** The 404 of an unknown path; `suggestion` is the path the request probably meant, if any. */

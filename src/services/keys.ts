@@ -258,7 +258,7 @@ export function createKeyService(database: DatabaseHandle) {
       .limit(2)
       .execute()
     if (admins.length === 0)
-      throw new ValidationError('No global admin exists: create one first with `users create`')
+      throw new NotFoundError('No global admin exists: create one first with `users create`')
     if (admins.length > 1)
       throw new ValidationError('Several global admins exist: name the key owner with --user')
     return admins[0]
