@@ -73,12 +73,12 @@ export function registerKeyCommands(program: Command): void {
               'name',
               'prefix',
               'status',
+              'scopes',
+              'forms',
               'createdBy',
               'createdAt',
               'lastUsedAt',
               'expiresAt',
-              'scopes',
-              'forms',
             ],
           )
       })
