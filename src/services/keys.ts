@@ -9,7 +9,7 @@ import { formatTimestamp, now, parseTimestamp } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
 import { sharedFreshLookups } from './fresh-lookups.js'
 import { hasExpired, hashApiKey, hasKeyShape, keyDisplayPrefix, newPlainKey } from './key-format.js'
-import { type KeyScope, MAX_KEY_FORMS, readKeyScope, scopeLists } from './key-scopes.js'
+import { effectivePermissions, type KeyScope, MAX_KEY_FORMS, readKeyScope, scopeLists } from './key-scopes.js'
 import { isPermission, PERMISSIONS, type Permission, roleAllows } from './roles.js'
 import { normalizeEmail } from './users.js'
 
@@ -412,6 +412,46 @@ export function createKeyService(database: DatabaseHandle) {
       if (!row) throw new NotFoundError(`API key '${id}' not found`)
       return toKeyView(row)
     },
+
+    /**
+     * What key `id` may do now: its owner's role intersected with its scopes (none once the owner
+     * is gone), and the forms its submissions are narrowed to, with their titles (null for a form
+     * deleted since).
+     */
+    findKeyAccess: async (
+      id: string,
+    ): Promise<{
+      role: string | null
+      permissions: Permission[]
+      forms: { id: string; title: string | null }[] | null
+    }> => {
+      if (!isSafeId(id)) throw new NotFoundError(`API key '${id}' not found`)
+      const row = await db
+        .selectFrom('api_keys')
+        .leftJoin('users', 'users.id', 'api_keys.created_by')
+        .select(['users.role', 'api_keys.scopes', 'api_keys.forms'])
+        .where('api_keys.id', '=', id)
+        .executeTakeFirst()
+      if (!row) throw new NotFoundError(`API key '${id}' not found`)
+      const scope = readKeyScope(row.scopes, row.forms)
+      const permissions = row.role === null ? [] : effectivePermissions(row.role, scope)
+      const ids = scopeLists(scope).forms
+      if (ids === null) return { role: row.role, permissions, forms: null }
+      const titles = new Map(
+        (await db.selectFrom('forms').select(['id', 'title']).where('id', 'in', ids).execute()).map(
+          (form) => [form.id, form.title],
+        ),
+      )
+      return {
+        role: row.role,
+        permissions,
+        forms: ids.map((form) => ({ id: form, title: titles.get(form) ?? null })),
+      }
+    },
+
+    /** The forms a new key may be narrowed to, by title, for the dashboard's picker. */
+    formChoices: () =>
+      db.selectFrom('forms').select(['id', 'title']).orderBy('title').orderBy('id').limit(1000).execute(),
 
     /**
      * How many keys each creator holds (by email), and how many of those work now: counted from
