@@ -10,7 +10,7 @@ import type { Permission } from '../../services/roles.js'
 import { actorOf } from '../actor.js'
 import { url } from '../html.js'
 import { answerList } from '../list-view.js'
-import { field, fields, pathParam, redirectWithFlash, seeOther, signedIn } from '../requests.js'
+import { field, fields, flag, pathParam, redirectWithFlash, seeOther, signedIn } from '../requests.js'
 import { SESSION_COOKIE } from '../security.js'
 import {
   KEY_LIST,
@@ -77,7 +77,11 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
           userEmail: session.user.email,
           expiresAt: expires === '' ? undefined : expires,
           // Every permission ticked is no narrowing: the key follows the role, as keys always have.
-          scopes: offered.every((permission) => ticked.includes(permission)) ? undefined : ticked,
+          // A post without the boxes (not from the form) asks for no narrowing either.
+          scopes:
+            !flag(request, 'scopesShown') || offered.every((permission) => ticked.includes(permission))
+              ? undefined
+              : ticked,
           forms: forms.length === 0 ? undefined : forms,
         },
         actorOf(request),

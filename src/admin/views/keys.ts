@@ -154,6 +154,7 @@ export interface KeyChoices {
 function scopeChoices(choices: KeyChoices): SafeHtml {
   return html`<fieldset class="field">
       <legend>What the key may read</legend>
+      <input type="hidden" name="scopesShown" value="true">
       <p class="hint">Give a key only what its program needs. A key never does more than your role allows, checked on every request.</p>
       ${choices.offered.map(
         (permission) => html`<div class="choice">
