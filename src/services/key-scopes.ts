@@ -32,14 +32,24 @@ function parseList(text: string | null): ReadonlySet<string> | null {
   if (text === null) return null
   let set = parsed.get(text)
   if (set === undefined) {
-    const value = JSON.parse(text) as unknown
-    set = new Set(
-      Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [],
-    )
+    set = new Set(stringsOf(text))
     if (parsed.size >= MAX_PARSED) parsed.clear()
     parsed.set(text, set)
   }
   return set
+}
+
+/**
+ * The strings of a stored JSON array. Text that is not one (written by hand, say) narrows the key to
+ * nothing rather than failing every request or, worse, lifting the narrowing.
+ */
+function stringsOf(text: string): string[] {
+  try {
+    const value = JSON.parse(text) as unknown
+    return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []
+  } catch {
+    return []
+  }
 }
 
 /** A key's scope from its stored columns (JSON arrays, or null). */
