@@ -164,3 +164,14 @@ export interface ListOptions {
   page: number
   pageSize: number
 }
+
+/**
+ * The filters of a form's submissions, already checked: a `createdAt` window (`since` inclusive,
+ * `until` exclusive, canonical timestamps) and the two flags. Absent fields do not filter.
+ */
+export interface SubmissionFilters {
+  since?: string
+  until?: string
+  isRead?: boolean
+  isStarred?: boolean
+}

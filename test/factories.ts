@@ -32,7 +32,16 @@ export async function buildUser(
 /** A key for `userId` (or a new user of `role`); returns the plain key as a client would hold it. */
 export async function buildApiKey(
   db: Kysely<Database>,
-  input: { userId?: string; role?: Role; active?: boolean; revoked?: boolean; name?: string } = {},
+  input: {
+    userId?: string
+    role?: Role
+    active?: boolean
+    revoked?: boolean
+    name?: string
+    /** Stored as given, unchecked: a test may give a key scopes its creator's role lacks. */
+    scopes?: readonly string[] | null
+    forms?: readonly string[] | null
+  } = {},
 ) {
   const userId = input.userId ?? (await buildUser(db, { role: input.role ?? 'global_admin' })).id
   const plainKey = KEY_PREFIX + randomBase62(40)
@@ -46,6 +55,8 @@ export async function buildApiKey(
     revoked_at: input.revoked ? now() : null,
     created_at: now(),
     last_used_at: null,
+    scopes: input.scopes == null ? null : JSON.stringify(input.scopes),
+    forms: input.forms == null ? null : JSON.stringify(input.forms),
   }
   await db.insertInto('api_keys').values(row).execute()
   return { ...row, plainKey, userId, authorization: `Bearer ${plainKey}` }

@@ -19,6 +19,23 @@ export const SPEC_ROLE_PERMISSIONS: Record<SpecRole, readonly SpecPermission[]> 
   viewer: ['pages:read', 'redirects:read'],
 }
 
+const ALL_PERMISSIONS: readonly SpecPermission[] = SPEC_ROLE_PERMISSIONS.global_admin
+
+/** Every scope a key can carry: null (no narrowing) and each non-empty set of permissions. */
+export const EVERY_SCOPE: readonly (readonly SpecPermission[] | null)[] = [
+  null,
+  ...Array.from({ length: 2 ** ALL_PERMISSIONS.length - 1 }, (_, mask) =>
+    ALL_PERMISSIONS.filter((_, bit) => ((mask + 1) >> bit) & 1),
+  ),
+]
+
+/** Whether a key of `role` narrowed to `scopes` may use `permission`: both must allow it. */
+export const scopeAllows = (
+  role: SpecRole,
+  scopes: readonly SpecPermission[] | null,
+  permission: SpecPermission,
+) => SPEC_ROLE_PERMISSIONS[role].includes(permission) && (scopes === null || scopes.includes(permission))
+
 export const SPEC_PHRASES: Record<string, string> = {
   missing_authorization_header: 'Missing authorization header',
   invalid_authorization_format: 'Invalid authorization format',
@@ -91,6 +108,8 @@ export function expectList<Item = Record<string, unknown>>(
 export interface SecuredEndpoint {
   /** The path to request, e.g. `/api/v1/forms`. */
   path: string
+  /** The form the path names, for a submissions path: form-scoped keys are tried on it and on another. */
+  formId?: string
   /** The permission SPEC §1.2 says the endpoint needs. */
   permission: SpecPermission
   /** Creates whatever the path needs to exist (e.g. the form of a submissions path). */
@@ -215,6 +234,61 @@ export function describeSecuritySuite(endpoint: SecuredEndpoint, style: ErrorSty
         }
       },
     )
+
+    it(`answers every role × scope combination for '${permission}' with the intersection of both`, async () => {
+      const outcomes: string[] = []
+      const expected: string[] = []
+      for (const role of Object.keys(SPEC_ROLE_PERMISSIONS) as SpecRole[]) {
+        for (const scopes of EVERY_SCOPE) {
+          const key = await buildApiKey(ctx.database.db, { role, scopes })
+          const res = await request(app, path, key.authorization)
+          const label = `${role} [${scopes?.join(',') ?? 'all'}]`
+          const allowed = scopeAllows(role, scopes, permission)
+          expected.push(`${label}: ${allowed ? 200 : 403}`)
+          outcomes.push(`${label}: ${res.statusCode}`)
+          if (allowed) expectList(res)
+          else {
+            const body = expectError(res, 403, 'insufficient_permissions', style)
+            expect(body.message).toContain(permission)
+          }
+        }
+      }
+      expect(outcomes).toEqual(expected)
+    })
+
+    it('narrows a scoped key when its creator is demoted, on the next request', async () => {
+      const user = await buildUser(ctx.database.db, { role: 'global_admin' })
+      const key = await buildApiKey(ctx.database.db, { userId: user.id, scopes: [permission] })
+      expectList(await request(app, path, key.authorization))
+      await ctx.database.db.updateTable('users').set({ role: 'viewer' }).where('id', '=', user.id).execute()
+      const res = await request(app, path, key.authorization)
+      if (SPEC_ROLE_PERMISSIONS.viewer.includes(permission)) expectList(res)
+      else expectError(res, 403, 'insufficient_permissions', style)
+    })
+
+    const formId = endpoint.formId
+    if (formId !== undefined) {
+      it('lets a form-scoped key read the submissions of its forms only, naming the form it may not read', async () => {
+        for (const scopes of [null, ['submissions:read'] as const]) {
+          const own = await buildApiKey(ctx.database.db, { scopes, forms: [formId, 'form_someOtherForm000'] })
+          expectList(await request(app, path, own.authorization))
+          const other = await buildApiKey(ctx.database.db, { scopes, forms: ['form_someOtherForm000'] })
+          const body = expectError(
+            await request(app, path, other.authorization),
+            403,
+            'insufficient_permissions',
+            style,
+          )
+          expect(body.message).toContain('submissions:read')
+          expect(body.message).toContain(formId)
+        }
+      })
+
+      it('never lets a form-scoped key of an editor read submissions', async () => {
+        const key = await buildApiKey(ctx.database.db, { role: 'editor', forms: [formId] })
+        expectError(await request(app, path, key.authorization), 403, 'insufficient_permissions', style)
+      })
+    }
 
     it('checks the key before the query parameters', async () => {
       expect401(await request(app, `${path}?pageSize=0&page=-1`), 'missing_authorization_header', false)

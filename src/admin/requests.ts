@@ -15,6 +15,13 @@ export function field(request: FastifyRequest, name: string): string {
   return ''
 }
 
+/** Every value of a field sent several times (ticked checkboxes, a multiple select), as text. */
+export function fields(request: FastifyRequest, name: string): string[] {
+  const value = (request.body as Record<string, unknown> | undefined)?.[name]
+  const list: unknown[] = Array.isArray(value) ? value : value === undefined ? [] : [value]
+  return list.filter((item): item is string => typeof item === 'string')
+}
+
 /** A checkbox or a `true`/`false` field. */
 export function flag(request: FastifyRequest, name: string): boolean {
   const value = field(request, name)

@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
-import { hasExpired } from '../services/keys.js'
+import { type ApiKeyView, hasExpired } from '../services/keys.js'
+import { PERMISSIONS } from '../services/roles.js'
 import { databaseLocation, printTable, withServices } from './context.js'
 
 /** `lectern keys …`: create (shown once), list, rename, deactivate, activate, revoke. */
@@ -12,24 +13,37 @@ export function registerKeyCommands(program: Command): void {
     .requiredOption('--name <name>', 'what the key is for')
     .option('--user <email>', 'the global admin who owns the key (optional when there is exactly one)')
     .option('--expires <date-time>', 'when the key stops working: an ISO 8601 date-time in the future')
-    .action(async (options: { name: string; user?: string; expires?: string }) => {
-      await withServices(
-        async ({ keys }) => {
-          const { key, plainKey } = await keys.createApiKey({
-            name: options.name,
-            userEmail: options.user,
-            expiresAt: options.expires,
-          })
-          const expiry = key.expiresAt === null ? '' : `, expires ${key.expiresAt}`
-          console.log(
-            `Created API key ${key.id} '${key.name}' for ${key.createdBy} (prefix ${key.prefix}${expiry})`,
-          )
-          console.log('Store it now: it is not stored and cannot be shown again.')
-          console.log(plainKey)
-        },
-        { writes: true },
-      )
-    })
+    .option(
+      '--scopes <permissions>',
+      `narrow the key to some of its owner's permissions, comma-separated (${PERMISSIONS.join(',')}); default: all`,
+    )
+    .option(
+      '--forms <ids>',
+      'narrow submissions:read to these form ids, comma-separated; default: every form',
+    )
+    .action(
+      async (options: { name: string; user?: string; expires?: string; scopes?: string; forms?: string }) => {
+        await withServices(
+          async ({ keys }) => {
+            const { key, plainKey } = await keys.createApiKey({
+              name: options.name,
+              userEmail: options.user,
+              expiresAt: options.expires,
+              scopes: options.scopes?.split(','),
+              forms: options.forms?.split(','),
+            })
+            const expiry = key.expiresAt === null ? '' : `, expires ${key.expiresAt}`
+            console.log(
+              `Created API key ${key.id} '${key.name}' for ${key.createdBy} (prefix ${key.prefix}${expiry})`,
+            )
+            if (key.scopes !== null || key.forms !== null) console.log(`It may: ${describeScope(key)}`)
+            console.log('Store it now: it is not stored and cannot be shown again.')
+            console.log(plainKey)
+          },
+          { writes: true },
+        )
+      },
+    )
 
   keys
     .command('list')
@@ -51,8 +65,21 @@ export function registerKeyCommands(program: Command): void {
               statusReason: null,
               expiresAt:
                 key.expiresAt !== null && hasExpired(key) ? `${key.expiresAt} (expired)` : key.expiresAt,
+              scopes: key.scopes === null ? 'all' : key.scopes.join(','),
+              forms: key.forms === null ? 'all' : key.forms.join(','),
             })),
-            ['id', 'name', 'prefix', 'status', 'createdBy', 'createdAt', 'lastUsedAt', 'expiresAt'],
+            [
+              'id',
+              'name',
+              'prefix',
+              'status',
+              'scopes',
+              'forms',
+              'createdBy',
+              'createdAt',
+              'lastUsedAt',
+              'expiresAt',
+            ],
           )
       })
     })
@@ -96,4 +123,10 @@ export function registerKeyCommands(program: Command): void {
   )
   change('activate', 'let a deactivated key work again', 'Activated')
   change('revoke', 'invalidate a key for good (effective on the next request)', 'Revoked')
+}
+
+/** What a narrowed key may read, in one line: its scopes (or all of its owner's) and its forms. */
+function describeScope(key: Pick<ApiKeyView, 'scopes' | 'forms'>): string {
+  const scopes = key.scopes === null ? "all of its owner's permissions" : key.scopes.join(', ')
+  return key.forms === null ? scopes : `${scopes}; submissions of ${key.forms.join(', ')} only`
 }

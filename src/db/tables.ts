@@ -114,6 +114,10 @@ export interface ApiKeysTable {
   expires_at: string | null
   /** When the first use after expiry was audited (`key.expired`), so that it is recorded once. */
   expiry_recorded_at: string | null
+  /** The permissions the key is narrowed to, a JSON array (migration 013); null: all of its creator's. */
+  scopes: string | null
+  /** The forms its `submissions:read` is narrowed to, a JSON array of ids; null: every form. */
+  forms: string | null
 }
 
 /** A kind of content whose version `content_versions` keeps (migration 010). */

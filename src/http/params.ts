@@ -1,5 +1,8 @@
-import { Type } from '@sinclair/typebox'
+import { type TSchema, Type } from '@sinclair/typebox'
+import { DateTime } from 'luxon'
 import { ApiError } from '../errors.js'
+import type { SubmissionFilters } from '../schemas.js'
+import { formatTimestamp } from '../time.js'
 
 export type BooleanFilter = 'active' | 'published'
 
@@ -21,7 +24,7 @@ const DIGITS = /^[0-9]+$/
  * `parseListQuery`, because the API's rules (plain decimal digits only, a repeated parameter is an
  * error, messages that name the parameter) are stricter than JSON-schema coercion.
  */
-export function listQuerySchema(filter?: BooleanFilter) {
+export function listQuerySchema(filter?: BooleanFilter, extra: Record<string, TSchema> = {}) {
   const description =
     filter === 'published'
       ? 'true: only published pages; false: only unpublished'
@@ -49,12 +52,15 @@ export function listQuerySchema(filter?: BooleanFilter) {
           [filter]: Type.Optional(Type.Boolean({ description })),
         }
       : {}),
+    ...extra,
   })
 }
 
-/** Parses `page`, `pageSize` and the endpoint's filter; every violation is listed in one 400. */
-export function parseListQuery(query: RawQuery, filter?: BooleanFilter): ListQuery {
-  const problems: string[] = []
+/**
+ * Parses `page`, `pageSize` and the endpoint's filter; every violation, with the `problems` the
+ * endpoint's own parameters had, is listed in one 400.
+ */
+export function parseListQuery(query: RawQuery, filter?: BooleanFilter, problems: string[] = []): ListQuery {
   const single = (name: string): string | undefined => {
     const value = query[name]
     if (Array.isArray(value)) {
@@ -116,4 +122,79 @@ export function parseQueryString(raw: string): RawQuery {
 /** Builds the list envelope's `meta`. */
 export function listMeta(total: number, { page, pageSize }: ListQuery) {
   return { total, page, pageSize, totalPages: Math.ceil(total / pageSize) }
+}
+
+/** The value of a parameter given once, or a problem saying it was repeated. */
+function singleValue(query: RawQuery, name: string, problems: string[]): string | undefined {
+  const value = query[name]
+  if (Array.isArray(value)) {
+    problems.push(`Parameter '${name}' must be given only once`)
+    return undefined
+  }
+  return value
+}
+
+/** Longer than any ISO 8601 date-time: refused without parsing. */
+const MAX_TIMESTAMP_LENGTH = 64
+
+/**
+ * An ISO 8601 date-time (with `Z` or an offset, or without one read as UTC) as a canonical
+ * timestamp, rounded *up* to the second: stored times have whole seconds, so `createdAt ≥ t` and
+ * `createdAt < t` select the same rows for `t` and for the next whole second. Null when it is not one.
+ */
+export function parseWindowBound(value: string): string | null {
+  // A date-time, not a bare date or a week or ordinal date: the window is a point in time.
+  if (value.length > MAX_TIMESTAMP_LENGTH || !/^\d{4}-\d{2}-\d{2}T/.test(value)) return null
+  const parsed = DateTime.fromISO(value, { zone: 'utc' })
+  if (!parsed.isValid) return null
+  const ms = Math.ceil(parsed.toMillis() / 1000) * 1000
+  const date = new Date(ms)
+  const year = date.getUTCFullYear()
+  if (year < 1 || year > 9999) return null
+  return formatTimestamp(date)
+}
+
+/** The query parameters of the submissions filters, for the OpenAPI document. */
+export const SUBMISSION_FILTER_PROPERTIES = {
+  since: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description:
+        'only submissions created at or after this time: an ISO 8601 date-time with `Z` or an offset (without one it is read as UTC)',
+      examples: ['2024-01-05T10:00:00Z'],
+    }),
+  ),
+  until: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description:
+        "only submissions created before this time (exclusive), written like `since`; a sync job passes its previous run's `until` as `since`",
+      examples: ['2024-01-06T10:00:00Z'],
+    }),
+  ),
+  isRead: Type.Optional(Type.Boolean({ description: 'true: only read submissions; false: only unread' })),
+  isStarred: Type.Optional(
+    Type.Boolean({ description: 'true: only starred submissions; false: only unstarred' }),
+  ),
+}
+
+/** Parses the submissions filters; what is wrong is added to `problems`, each naming its parameter. */
+export function parseSubmissionFilters(query: RawQuery, problems: string[]): SubmissionFilters {
+  const filters: SubmissionFilters = {}
+  for (const name of ['since', 'until'] as const) {
+    const raw = singleValue(query, name, problems)
+    if (raw === undefined) continue
+    const bound = parseWindowBound(raw)
+    if (bound === null)
+      problems.push(
+        `Parameter '${name}' must be an ISO 8601 date-time, e.g. 2024-01-05T10:00:00Z or 2024-01-05T11:00:00+01:00`,
+      )
+    else filters[name] = bound
+  }
+  for (const name of ['isRead', 'isStarred'] as const) {
+    const raw = singleValue(query, name, problems)
+    if (raw === 'true' || raw === 'false') filters[name] = raw === 'true'
+    else if (raw !== undefined) problems.push(`Parameter '${name}' must be 'true' or 'false'`)
+  }
+  return filters
 }

@@ -2,7 +2,7 @@ import type { FormState } from '../db/content-version.js'
 import type { DatabaseHandle } from '../db/database.js'
 import { createContentRepository, type JsonPage } from '../db/repositories/content.js'
 import { NotFoundError } from '../errors.js'
-import type { Form, ListOptions, Page, PageOf, Redirect, Submission } from '../schemas.js'
+import type { Form, ListOptions, Page, PageOf, Redirect, Submission, SubmissionFilters } from '../schemas.js'
 import { sharedFreshLookups } from './coalesced-lookups.js'
 
 /**
@@ -35,8 +35,9 @@ export function createContentService(database: DatabaseHandle) {
       formId: string,
       options: ListOptions,
       state?: FormState,
+      filters?: SubmissionFilters,
     ): Promise<PageOf<Submission>> {
-      return repository.listSubmissionsForForm(formId, options, state ?? (await formState(formId)))
+      return repository.listSubmissionsForForm(formId, options, state ?? (await formState(formId)), filters)
     },
 
     /**
@@ -47,8 +48,14 @@ export function createContentService(database: DatabaseHandle) {
       formId: string,
       options: ListOptions,
       state?: FormState,
+      filters?: SubmissionFilters,
     ): Promise<JsonPage> {
-      return repository.listSubmissionsJsonForForm(formId, options, state ?? (await formState(formId)))
+      return repository.listSubmissionsJsonForForm(
+        formId,
+        options,
+        state ?? (await formState(formId)),
+        filters,
+      )
     },
 
     listPages: (options: ListOptions & { published?: boolean }, version?: number): Promise<PageOf<Page>> =>

@@ -9,6 +9,8 @@ import { formatTimestamp, now, parseTimestamp } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
 import { sharedFreshLookups } from './coalesced-lookups.js'
 import { hasExpired, hashApiKey, hasKeyShape, keyDisplayPrefix, newPlainKey } from './key-format.js'
+import { effectivePermissions, type KeyScope, MAX_KEY_FORMS, readKeyScope, scopeLists } from './key-scopes.js'
+import { isPermission, PERMISSIONS, type Permission, roleAllows } from './roles.js'
 import { normalizeEmail } from './users.js'
 
 export { hasExpired, hashApiKey, KEY_PREFIX, keyDisplayPrefix } from './key-format.js'
@@ -38,6 +40,10 @@ export interface ApiKeyView {
   lastUsedAt: string | null
   /** When the key stops working (it then answers `api_key_inactive`); null: never. */
   expiresAt: string | null
+  /** The permissions the key is narrowed to; null: all of its creator's. */
+  scopes: Permission[] | null
+  /** The forms its `submissions:read` is narrowed to; null: every form. */
+  forms: string[] | null
 }
 
 /** What is stored about a key and its owner that decides whether it works. */
@@ -86,6 +92,8 @@ export type KeyCheck =
       status: 'valid'
       keyId: string
       role: string
+      /** What the key is narrowed to, read in the same statement. */
+      scope: KeyScope
       /**
        * The versions of forms, pages and redirects read in the same statement, to validate cached
        * responses against (a form's submissions have a version of their own, read per form).
@@ -119,6 +127,8 @@ export function createKeyService(database: DatabaseHandle) {
         'api_keys.last_used_at',
         'api_keys.expires_at',
         'api_keys.expiry_recorded_at',
+        'api_keys.scopes',
+        'api_keys.forms',
         'users.role',
         'users.is_disabled',
         eb.selectFrom('content_versions').select('version').where('kind', '=', 'forms').as('forms_version'),
@@ -194,6 +204,8 @@ export function createKeyService(database: DatabaseHandle) {
         'api_keys.created_at',
         'api_keys.last_used_at',
         'api_keys.expires_at',
+        'api_keys.scopes',
+        'api_keys.forms',
         'users.email',
         'users.is_disabled',
       ])
@@ -214,6 +226,7 @@ export function createKeyService(database: DatabaseHandle) {
     createdAt: r.created_at,
     lastUsedAt: r.last_used_at,
     expiresAt: r.expires_at,
+    ...scopeLists(readKeyScope(r.scopes, r.forms)),
   })
 
   /** A key's name, trimmed, or a `ValidationError` saying what is wrong with it. */
@@ -237,6 +250,66 @@ export function createKeyService(database: DatabaseHandle) {
     if (Date.parse(expiresAt) <= Date.now())
       throw new ValidationError(`Expiry ${expiresAt} is in the past: a key must expire in the future`)
     return expiresAt
+  }
+
+  /**
+   * The scopes asked for, checked against the creator's role: a key is created with no more than
+   * its creator may do (least privilege), so a scope the role lacks is refused rather than kept
+   * dormant. Undefined: no narrowing.
+   */
+  const checkScopes = (values: readonly string[] | undefined, role: string): Permission[] | null => {
+    if (values === undefined) return null
+    const asked = new Set(values.map((value) => value.trim()).filter((value) => value !== ''))
+    if (asked.size === 0)
+      throw new ValidationError(`Give at least one scope (of ${PERMISSIONS.join(', ')}), or none for all`)
+    for (const value of asked) {
+      if (!isPermission(value))
+        throw new ValidationError(
+          `Unknown scope '${value.slice(0, 64)}': scopes are ${PERMISSIONS.join(', ')}`,
+        )
+      if (!roleAllows(role, value))
+        throw new ValidationError(
+          `Scope '${value}' is not a permission of the key's owner (${role}): a key cannot do more than its owner`,
+        )
+    }
+    return PERMISSIONS.filter((permission) => asked.has(permission))
+  }
+
+  /**
+   * The forms asked for: each must exist, and the key must be able to read submissions, or the
+   * narrowing would grant nothing. Undefined: every form.
+   */
+  const checkForms = async (
+    values: readonly string[] | undefined,
+    scopes: Permission[] | null,
+    role: string,
+  ): Promise<string[] | null> => {
+    if (values === undefined) return null
+    const ids = [...new Set(values.map((value) => value.trim()).filter((value) => value !== ''))]
+    if (ids.length === 0) throw new ValidationError('Give at least one form id, or none for every form')
+    if (ids.length > MAX_KEY_FORMS)
+      throw new ValidationError(
+        `A key can be narrowed to at most ${MAX_KEY_FORMS} forms; ${ids.length} given`,
+      )
+    if (!roleAllows(role, 'submissions:read') || (scopes !== null && !scopes.includes('submissions:read')))
+      throw new ValidationError(
+        "Forms narrow only the 'submissions:read' permission, which this key would not have: add the scope submissions:read or leave the forms out",
+      )
+    const safe = ids.filter(isSafeId)
+    const found = new Set(
+      safe.length === 0
+        ? []
+        : (await db.selectFrom('forms').select('id').where('id', 'in', safe).execute()).map((row) => row.id),
+    )
+    const unknown = ids.filter((id) => !found.has(id))
+    if (unknown.length > 0)
+      throw new ValidationError(
+        `Unknown form${unknown.length > 1 ? 's' : ''} ${unknown
+          .slice(0, 5)
+          .map((id) => `'${id.slice(0, 64)}'`)
+          .join(', ')}${unknown.length > 5 ? ` and ${unknown.length - 5} more` : ''}`,
+      )
+    return ids
   }
 
   /** The global admin a new key will belong to: the one named, or the only one there is. */
@@ -269,15 +342,25 @@ export function createKeyService(database: DatabaseHandle) {
      * Creates a key for a global admin. `userEmail` may be omitted when exactly one enabled global
      * admin exists. Returns the plain key, which is not stored and cannot be shown again. The audit
      * entry (`key.created`, by `actor`) is written in the same transaction. `expiresAt` (any ISO
-     * 8601 date-time in the future) makes the key stop working then.
+     * 8601 date-time in the future) makes the key stop working then. `scopes` narrows the key to
+     * some of its owner's permissions and `forms` its `submissions:read` to some forms (both
+     * checked, see `checkScopes` and `checkForms`; undefined: no narrowing).
      */
     async createApiKey(
-      input: { name: string; userEmail?: string; expiresAt?: string },
+      input: {
+        name: string
+        userEmail?: string
+        expiresAt?: string
+        scopes?: readonly string[]
+        forms?: readonly string[]
+      },
       actor: Actor = 'cli',
     ) {
       const name = checkName(input.name)
       const expiresAt = checkExpiry(input.expiresAt)
       const creator = await findKeyOwner(input.userEmail)
+      const scopes = checkScopes(input.scopes, creator.role)
+      const forms = await checkForms(input.forms, scopes, creator.role)
       const plainKey = newPlainKey()
       const row = {
         id: newId('key'),
@@ -290,6 +373,8 @@ export function createKeyService(database: DatabaseHandle) {
         created_at: now(),
         last_used_at: null,
         expires_at: expiresAt,
+        scopes: scopes === null ? null : JSON.stringify(scopes),
+        forms: forms === null ? null : JSON.stringify(forms),
       }
       await db.transaction().execute(async (trx) => {
         await trx.insertInto('api_keys').values(row).execute()
@@ -297,7 +382,7 @@ export function createKeyService(database: DatabaseHandle) {
           actor,
           action: 'key.created',
           target: row.id,
-          detail: { name, prefix: row.prefix, owner: creator.email, expiresAt },
+          detail: { name, prefix: row.prefix, owner: creator.email, expiresAt, scopes, forms },
         })
       })
       const key: ApiKeyView = {
@@ -311,6 +396,8 @@ export function createKeyService(database: DatabaseHandle) {
         createdAt: row.created_at,
         lastUsedAt: null,
         expiresAt,
+        scopes,
+        forms,
       }
       return { key, plainKey }
     },
@@ -325,6 +412,46 @@ export function createKeyService(database: DatabaseHandle) {
       if (!row) throw new NotFoundError(`API key '${id}' not found`)
       return toKeyView(row)
     },
+
+    /**
+     * What key `id` may do now: its owner's role intersected with its scopes (none once the owner
+     * is gone), and the forms its submissions are narrowed to, with their titles (null for a form
+     * deleted since).
+     */
+    findKeyAccess: async (
+      id: string,
+    ): Promise<{
+      role: string | null
+      permissions: Permission[]
+      forms: { id: string; title: string | null }[] | null
+    }> => {
+      if (!isSafeId(id)) throw new NotFoundError(`API key '${id}' not found`)
+      const row = await db
+        .selectFrom('api_keys')
+        .leftJoin('users', 'users.id', 'api_keys.created_by')
+        .select(['users.role', 'api_keys.scopes', 'api_keys.forms'])
+        .where('api_keys.id', '=', id)
+        .executeTakeFirst()
+      if (!row) throw new NotFoundError(`API key '${id}' not found`)
+      const scope = readKeyScope(row.scopes, row.forms)
+      const permissions = row.role === null ? [] : effectivePermissions(row.role, scope)
+      const ids = scopeLists(scope).forms
+      if (ids === null) return { role: row.role, permissions, forms: null }
+      const titles = new Map(
+        (await db.selectFrom('forms').select(['id', 'title']).where('id', 'in', ids).execute()).map(
+          (form) => [form.id, form.title],
+        ),
+      )
+      return {
+        role: row.role,
+        permissions,
+        forms: ids.map((form) => ({ id: form, title: titles.get(form) ?? null })),
+      }
+    },
+
+    /** The forms a new key may be narrowed to, by title, for the dashboard's picker. */
+    formChoices: () =>
+      db.selectFrom('forms').select(['id', 'title']).orderBy('title').orderBy('id').limit(1000).execute(),
 
     /**
      * How many keys each creator holds (by email), and how many of those work now: counted from
@@ -409,6 +536,7 @@ export function createKeyService(database: DatabaseHandle) {
         status: 'valid',
         keyId: row.id,
         role: row.role,
+        scope: readKeyScope(row.scopes, row.forms),
         versions: {
           forms: Number(row.forms_version),
           pages: Number(row.pages_version),

@@ -16,6 +16,10 @@ export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
   viewer: new Set<Permission>(['pages:read', 'redirects:read']),
 }
 
+export function isPermission(value: string): value is Permission {
+  return (PERMISSIONS as readonly string[]).includes(value)
+}
+
 export function isRole(value: string): value is Role {
   return (ROLES as readonly string[]).includes(value)
 }

@@ -8,6 +8,7 @@ const endpoints: SecuredEndpoint[] = [
   {
     path: `/api/v1/forms/${FORM_ID}/submissions`,
     permission: 'submissions:read',
+    formId: FORM_ID,
     prepare: async (ctx) => {
       await buildForm(ctx.database.db, { id: FORM_ID })
     },

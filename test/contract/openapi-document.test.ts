@@ -19,6 +19,7 @@ const OPERATIONS = {
     operationId: 'listFormSubmissions',
     filter: null,
     pathParameters: ['id'],
+    windowFilters: true,
   },
   '/api/v1/page-builder': { operationId: 'listPages', filter: 'published', pathParameters: [] },
   '/api/v1/page-builder/redirects': { operationId: 'listRedirects', filter: 'active', pathParameters: [] },
@@ -155,8 +156,16 @@ describe('the OpenAPI document', () => {
       expect(query.page).toMatchObject({ type: 'integer', minimum: 1, default: 1 })
       expect(query.pageSize).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 20 })
       const filters = Object.keys(query).filter((name) => name !== 'page' && name !== 'pageSize')
-      expect(filters).toEqual(expected.filter ? [expected.filter] : [])
+      const windowed = 'windowFilters' in expected
+      expect(filters).toEqual(
+        expected.filter ? [expected.filter] : windowed ? ['since', 'until', 'isRead', 'isStarred'] : [],
+      )
       if (expected.filter) expect(query[expected.filter]).toEqual({ type: 'boolean' })
+      if (windowed) {
+        for (const name of ['since', 'until'])
+          expect(query[name]).toEqual({ type: 'string', format: 'date-time' })
+        for (const name of ['isRead', 'isStarred']) expect(query[name]).toEqual({ type: 'boolean' })
+      }
       const inPath = parameters.filter((p) => p.in === 'path')
       expect(inPath.map((p) => [p.name, p.required])).toEqual(
         expected.pathParameters.map((name) => [name, true]),

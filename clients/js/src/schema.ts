@@ -262,6 +262,22 @@ export interface ListFormSubmissionsParams {
    * items per page
    */
   pageSize?: number
+  /**
+   * only submissions created at or after this time: an ISO 8601 date-time with `Z` or an offset (without one it is read as UTC)
+   */
+  since?: string
+  /**
+   * only submissions created before this time (exclusive), written like `since`; a sync job passes its previous run's `until` as `since`
+   */
+  until?: string
+  /**
+   * true: only read submissions; false: only unread
+   */
+  isRead?: boolean
+  /**
+   * true: only starred submissions; false: only unstarred
+   */
+  isStarred?: boolean
 }
 
 export interface ListFormSubmissionsResponse {

@@ -15,7 +15,8 @@ export function registerKeyPageRoutes(app: FastifyInstance, services: Services):
   app.get('/keys/:id', { config: access }, async (request, reply) => {
     const key = await services.keys.findApiKey(pathParam(request, 'id'))
     const usage = usageChart(await services.usage.hourly(key.id))
-    return sendPage(reply, keyPage({ session: signedIn(request), key, usage }))
+    const access = await services.keys.findKeyAccess(key.id)
+    return sendPage(reply, keyPage({ session: signedIn(request), key, usage, access }))
   })
 
   app.post('/keys/:id/rename', { config: access }, async (request, reply) => {
@@ -31,7 +32,13 @@ export function registerKeyPageRoutes(app: FastifyInstance, services: Services):
       if (!(error instanceof ValidationError)) throw error
       return sendPage(
         reply,
-        keyPage({ session: signedIn(request), key, name, problems: error.problems }),
+        keyPage({
+          session: signedIn(request),
+          key,
+          name,
+          problems: error.problems,
+          access: await services.keys.findKeyAccess(key.id),
+        }),
         422,
       )
     }

@@ -5,12 +5,21 @@ import { ValidationError } from '../../errors.js'
 import { url } from '../../html.js'
 import { type KeyFilter, type KeySort, viewKeys } from '../../services/dashboard-lists.js'
 import type { Services } from '../../services/index.js'
+import { rolePermissions } from '../../services/key-scopes.js'
 import type { ListView } from '../../services/listing.js'
+import type { Permission } from '../../services/roles.js'
 import { actorOf } from '../actor.js'
 import { answerList } from '../list-view.js'
-import { field, pathParam, redirectWithFlash, seeOther, signedIn } from '../requests.js'
+import { field, fields, flag, pathParam, redirectWithFlash, seeOther, signedIn } from '../requests.js'
 import { SESSION_COOKIE } from '../security.js'
-import { KEY_LIST, keyCreatedPage, keysPage, newKeyPage, revokeKeyPage } from '../views/keys.js'
+import {
+  KEY_LIST,
+  type KeyChoices,
+  keyCreatedPage,
+  keysPage,
+  newKeyPage,
+  revokeKeyPage,
+} from '../views/keys.js'
 import { sendPage } from '../views/layout.js'
 
 type KeyView = ListView<KeyFilter, KeySort>
@@ -33,8 +42,22 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
     )
   })
 
+  /** The key form's choices for the signed-in admin: every permission of their role ticked, no form picked. */
+  const keyChoices = async (
+    request: FastifyRequest,
+    picked?: { scopes: readonly Permission[]; forms: readonly string[] },
+  ): Promise<KeyChoices> => {
+    const offered = rolePermissions(signedIn(request).user.role)
+    return {
+      offered,
+      scopes: picked?.scopes ?? offered,
+      forms: await services.keys.formChoices(),
+      picked: picked?.forms ?? [],
+    }
+  }
+
   app.get('/keys/new', { config: access }, async (request, reply) =>
-    sendPage(reply, newKeyPage({ session: signedIn(request) })),
+    sendPage(reply, newKeyPage({ session: signedIn(request), choices: await keyChoices(request) })),
   )
 
   // Post/Redirect/Get, so that reloading the page cannot create a second key. The key travels to
@@ -44,16 +67,43 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
     const session = signedIn(request)
     const name = field(request, 'name')
     const expires = field(request, 'expires')
+    const offered = rolePermissions(session.user.role)
+    const ticked = fields(request, 'scopes')
+    const forms = fields(request, 'forms')
     try {
       const { key, plainKey } = await services.keys.createApiKey(
-        { name, userEmail: session.user.email, expiresAt: expires === '' ? undefined : expires },
+        {
+          name,
+          userEmail: session.user.email,
+          expiresAt: expires === '' ? undefined : expires,
+          // Every permission ticked is no narrowing: the key follows the role, as keys always have.
+          // A post without the boxes (not from the form) asks for no narrowing either.
+          scopes:
+            !flag(request, 'scopesShown') || offered.every((permission) => ticked.includes(permission))
+              ? undefined
+              : ticked,
+          forms: forms.length === 0 ? undefined : forms,
+        },
         actorOf(request),
       )
       reply.setCookie(NEW_KEY_COOKIE, sealNewKey(request, key.id, plainKey), newKeyCookieOptions(request))
       return seeOther(reply, url`/admin/keys/created`)
     } catch (error) {
       if (error instanceof ValidationError)
-        return sendPage(reply, newKeyPage({ session, name, expires, problems: error.problems }), 422)
+        return sendPage(
+          reply,
+          newKeyPage({
+            session,
+            name,
+            expires,
+            problems: error.problems,
+            choices: await keyChoices(request, {
+              scopes: offered.filter((permission) => ticked.includes(permission)),
+              forms,
+            }),
+          }),
+          422,
+        )
       throw error
     }
   })

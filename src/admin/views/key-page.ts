@@ -1,8 +1,9 @@
 import { html, type SafeHtml, url } from '../../html.js'
 import type { ApiKeyView } from '../../services/keys.js'
+import { PERMISSIONS, type Permission } from '../../services/roles.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { csrfField, errorSummary, textField, timestamp } from './components.js'
-import { keyLabel, keyStatusBadge } from './keys.js'
+import { keyLabel, keyStatusBadge, PERMISSION_LABELS } from './keys.js'
 import { layout } from './layout.js'
 
 /** One API key: what it is, when it was used, when it expires; rename it; and (when given) its usage. */
@@ -14,6 +15,8 @@ export function keyPage(input: {
   problems?: string[]
   /** The usage section, drawn by the usage view. */
   usage?: SafeHtml
+  /** What the key may do now (see `findKeyAccess`). */
+  access?: KeyAccess
 }): SafeHtml {
   const { session, key } = input
   return layout({
@@ -24,6 +27,7 @@ export function keyPage(input: {
 <div class="page-head"><h1>${key.name}</h1>${keyStatusBadge(key)}</div>
 <dl class="meta">
   <dt>Key</dt><dd><code>${keyLabel(key)}</code></dd>
+  ${input.access ? accessRows(key, input.access) : ''}
   <dt>Created by</dt><dd>${key.createdBy ?? html`<span class="muted">Deleted user</span>`}</dd>
   <dt>Created</dt><dd>${timestamp(key.createdAt)}</dd>
   <dt>Last used</dt><dd>${timestamp(key.lastUsedAt)}</dd>
@@ -40,4 +44,31 @@ ${input.usage ?? ''}
   </form>
 </section>`,
   })
+}
+
+export interface KeyAccess {
+  role: string | null
+  permissions: Permission[]
+  forms: { id: string; title: string | null }[] | null
+}
+
+/**
+ * What the key may read now, and why not the rest: left out by its scopes, or by its owner's role
+ * (the role wins: a demoted owner's key loses what the role lost, whatever its scopes).
+ */
+function accessRows(key: ApiKeyView, access: KeyAccess): SafeHtml {
+  const refused = PERMISSIONS.filter((permission) => !access.permissions.includes(permission))
+  const why = (permission: Permission) =>
+    key.scopes !== null && !key.scopes.includes(permission) ? 'not in its scopes' : "not in its owner's role"
+  const may =
+    access.permissions.length === 0
+      ? html`<span class="muted">Nothing</span>`
+      : html`${access.permissions.map((permission, i) => html`${i > 0 ? ', ' : ''}${PERMISSION_LABELS[permission]} (<code>${permission}</code>)`)}`
+  const forms =
+    access.forms === null
+      ? 'Every form'
+      : html`${access.forms.map((form, i) => html`${i > 0 ? ', ' : ''}${form.title ?? html`<span class="muted">deleted form</span>`} (<code>${form.id}</code>)`)}`
+  return html`<dt>May read</dt><dd>${may}${key.scopes === null ? html` <span class="muted">(everything its owner's role allows)</span>` : ''}</dd>
+  ${refused.length > 0 ? html`<dt>May not read</dt><dd>${refused.map((permission, i) => html`${i > 0 ? '; ' : ''}<code>${permission}</code>: ${why(permission)}`)}</dd>` : ''}
+  ${access.permissions.includes('submissions:read') ? html`<dt>Submissions of</dt><dd>${forms}</dd>` : ''}`
 }

@@ -3,6 +3,7 @@ import type { PageOf } from '../../schemas.js'
 import type { KeyFilter, KeySort } from '../../services/dashboard-lists.js'
 import type { ApiKeyView } from '../../services/keys.js'
 import type { ListView } from '../../services/listing.js'
+import type { Permission } from '../../services/roles.js'
 import type { AdminSession } from '../../services/sessions.js'
 import {
   ALL,
@@ -131,11 +132,57 @@ ${pagination({ page: view.page, pageSize: view.size, total: input.keys.total, hr
   })
 }
 
+/** What each permission lets a program read, for the key form and the key's page. */
+export const PERMISSION_LABELS: Record<Permission, string> = {
+  'forms:read': 'Forms',
+  'submissions:read': 'Submissions (personal data)',
+  'pages:read': 'Pages',
+  'redirects:read': 'Redirects',
+}
+
+/** The choices of a new key: what it may read, and which forms' submissions. */
+export interface KeyChoices {
+  /** The permissions of the creator's role: a key can be narrowed to some of them. */
+  offered: readonly Permission[]
+  /** Those ticked; all of them by default (no narrowing). */
+  scopes: readonly Permission[]
+  forms: readonly { id: string; title: string }[]
+  /** The forms picked; none: every form. */
+  picked: readonly string[]
+}
+
+function scopeChoices(choices: KeyChoices): SafeHtml {
+  return html`<fieldset class="field">
+      <legend>What the key may read</legend>
+      <input type="hidden" name="scopesShown" value="true">
+      <p class="hint">Give a key only what its program needs. A key never does more than your role allows, checked on every request.</p>
+      ${choices.offered.map(
+        (permission) => html`<div class="choice">
+        <input type="checkbox" id="scope-${permission.replace(':', '-')}" name="scopes" value="${permission}"${choices.scopes.includes(permission) ? html` checked` : ''}>
+        <label for="scope-${permission.replace(':', '-')}">${PERMISSION_LABELS[permission]} <span class="hint"><code>${permission}</code></span></label>
+      </div>`,
+      )}
+    </fieldset>
+    ${
+      choices.offered.includes('submissions:read') && choices.forms.length > 0
+        ? html`<div class="field">
+      <label for="field-forms">Submissions of these forms only (optional)</label>
+      <p class="hint" id="field-forms-hint">Pick the forms whose submissions the key may read (hold Ctrl or ⌘ to pick several). Pick none for every form.</p>
+      <select id="field-forms" name="forms" multiple size="${Math.min(8, Math.max(3, choices.forms.length))}" aria-describedby="field-forms-hint">${choices.forms.map(
+        (form) =>
+          html`<option value="${form.id}"${choices.picked.includes(form.id) ? html` selected` : ''}>${form.title} (${form.id})</option>`,
+      )}</select>
+    </div>`
+        : ''
+    }`
+}
+
 export function newKeyPage(input: {
   session: AdminSession
   name?: string
   expires?: string
   problems?: string[]
+  choices: KeyChoices
 }): SafeHtml {
   return layout({
     title: 'Create an API key',
@@ -152,7 +199,7 @@ export function newKeyPage(input: {
       <p class="hint" id="field-expires-hint">The key stops working at the start of this day (00:00 UTC) and is then refused as inactive. Leave empty for a key that does not expire.</p>
       <input id="field-expires" name="expires" type="date" value="${input.expires ?? ''}" aria-describedby="field-expires-hint">
     </div>
-    <p class="muted">The key will read with your role (global admin): forms, submissions, pages and redirects.</p>
+    ${scopeChoices(input.choices)}
     <div class="actions"><button type="submit" class="button primary">Create key</button><a class="button secondary" href="/admin/keys">Cancel</a></div>
   </form>
 </section>`,

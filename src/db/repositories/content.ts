@@ -7,7 +7,15 @@ import {
   type SelectQueryBuilder,
   sql,
 } from 'kysely'
-import type { Form, ListOptions, Page, PageOf, Redirect, Submission } from '../../schemas.js'
+import type {
+  Form,
+  ListOptions,
+  Page,
+  PageOf,
+  Redirect,
+  Submission,
+  SubmissionFilters,
+} from '../../schemas.js'
 import { type FormState, formState } from '../content-version.js'
 import type { DatabaseHandle } from '../database.js'
 import { param } from '../prepared.js'
@@ -122,7 +130,14 @@ export function presentRedirect(row: Selectable<RedirectsTable>): Redirect {
 const boundNumber = (name: string) => sql<number>`cast(${param<number>(name)} as integer)`
 
 type ListTable = 'forms' | 'submissions' | 'pages' | 'redirects'
-type FilterColumn = 'is_active' | 'is_published' | 'form_id'
+type FilterColumn = 'is_active' | 'is_published' | 'form_id' | 'is_read' | 'is_starred' | 'created_at'
+
+/** One condition of a pager's filter: `column op :placeholder`. */
+export interface FilterCondition {
+  column: FilterColumn
+  op: '=' | '>=' | '<'
+  placeholder: string
+}
 
 /**
  * Prepares the four queries of one list's pager: `table`, optionally filtered on `filter` (the
@@ -132,7 +147,8 @@ type FilterColumn = 'is_active' | 'is_published' | 'form_id'
 export function pagerQueries<Row>(
   handle: DatabaseHandle,
   table: ListTable,
-  filter: FilterColumn | undefined,
+  /** One column compared for equality with the `value` placeholder, or several conditions. */
+  filter: FilterColumn | readonly FilterCondition[] | undefined,
   direction: 'asc' | 'desc',
   /**
    * What a page holds: its rows with every column, or one row whose `json` is the rows' own `json`
@@ -141,8 +157,14 @@ export function pagerQueries<Row>(
   selection: 'columns' | 'joined json' = 'columns',
 ): PagerQueries<Row> {
   const db = handle.db as unknown as Kysely<Record<ListTable, OrderedRow>>
+  const conditions: readonly FilterCondition[] =
+    filter === undefined
+      ? []
+      : typeof filter === 'string'
+        ? [{ column: filter, op: '=', placeholder: 'value' }]
+        : filter
   const where = <Q extends { where: FilterWhere<Q> }>(query: Q): Q =>
-    filter === undefined ? query : query.where(filter, '=', param('value'))
+    conditions.reduce((q, c) => q.where(c.column, c.op, param(c.placeholder)), query)
   const base = () => where(db.selectFrom(table))
   const ordered = <Q extends OrderableQuery<Q>>(query: Q) =>
     query
@@ -205,9 +227,11 @@ interface OrderedRow {
   is_active: number
   is_published: number
   form_id: string
+  is_read: number
+  is_starred: number
 }
 type AnySelect = SelectQueryBuilder<Record<ListTable, OrderedRow>, ListTable, { json: string }>
-type FilterWhere<Q> = (column: FilterColumn, op: '=', value: unknown) => Q
+type FilterWhere<Q> = (column: FilterColumn, op: FilterCondition['op'], value: unknown) => Q
 type SelectableQuery<Q> = {
   selectAll(): Q
   select(selection: AliasedRawBuilder<string, 'json'>): Q
@@ -237,6 +261,21 @@ const submissionsOf = (rows: JoinedRow[]) => JSON.parse(`[${joinedJson(rows)}]`)
 
 const offsetOf = ({ page, pageSize }: ListOptions) => (page - 1) * pageSize
 
+/** The filters in the order their conditions are written, each with its column and comparison. */
+const SUBMISSION_FILTERS = [
+  ['isRead', { column: 'is_read', op: '=', placeholder: 'isRead' }],
+  ['isStarred', { column: 'is_starred', op: '=', placeholder: 'isStarred' }],
+  ['since', { column: 'created_at', op: '>=', placeholder: 'since' }],
+  ['until', { column: 'created_at', op: '<', placeholder: 'until' }],
+] as const satisfies readonly (readonly [keyof SubmissionFilters, FilterCondition])[]
+
+/** The filters given, in `SUBMISSION_FILTERS` order; none for an unfiltered list. */
+const filtersGiven = (filters: SubmissionFilters | undefined) =>
+  SUBMISSION_FILTERS.filter(([name]) => filters?.[name] !== undefined)
+
+/** A filter's value as bound: flags are stored as 0 and 1. */
+const boundFilter = (value: string | boolean) => (typeof value === 'boolean' ? (value ? 1 : 0) : value)
+
 /**
  * Read queries behind the four list endpoints, prepared once. Pass the version of the list's kind
  * the caller read (see `checkApiKey`), or a form's state for its submissions, to let totals and
@@ -257,6 +296,52 @@ export function createContentRepository(handle: DatabaseHandle) {
   }
   // Each row's JSON is the database's own column (migration 009); a page joins them.
   const submissions = pagerFor<JoinedRow>(handle, 'submissions', 'form_id', 'desc', 'joined json')
+  // One pager per shape of filter (which filters are given), prepared the first time it is asked
+  // for: the flags come before the window in every index of migration 013, so each shape reads one
+  // contiguous range of one index in order.
+  const filteredSubmissions = new Map<string, KeysetPager<JoinedRow>>()
+  const filteredPager = (given: ReturnType<typeof filtersGiven>) => {
+    const shape = given.map(([name]) => name).join(',')
+    let pager = filteredSubmissions.get(shape)
+    if (pager === undefined) {
+      const conditions: FilterCondition[] = [
+        { column: 'form_id', op: '=', placeholder: 'value' },
+        ...given.map(([, condition]) => condition),
+      ]
+      pager = pagerFor<JoinedRow>(handle, 'submissions', conditions, 'desc', 'joined json')
+      filteredSubmissions.set(shape, pager)
+    }
+    return pager
+  }
+
+  /**
+   * A filtered page of a form's submissions and its total. The total is counted over the index
+   * and kept, like the page positions, while the form's version holds.
+   */
+  const filteredSubmissionsPage = async (
+    formId: string,
+    options: ListOptions,
+    state: FormState,
+    filters: SubmissionFilters,
+  ) => {
+    const given = filtersGiven(filters)
+    const values: Record<string, unknown> = { value: formId }
+    const scope = [`submissions:${formId}`]
+    for (const [name] of given) {
+      const value = filters[name] as string | boolean
+      values[name] = boundFilter(value)
+      scope.push(`${name}=${value}`)
+    }
+    return listPage(
+      filteredPager(given),
+      scope.join('\u0000'),
+      values,
+      options,
+      state.version,
+      (rows) => rows,
+    )
+  }
+
   // A form's submissions' version, total and unread count, and whether the form exists, in one
   // read of the row the database keeps for it (migration 010).
   const formStateById = handle.prepare(
@@ -339,7 +424,12 @@ export function createContentRepository(handle: DatabaseHandle) {
       formId: string,
       options: ListOptions,
       state: FormState,
+      filters?: SubmissionFilters,
     ): Promise<PageOf<Submission>> => {
+      if (filtersGiven(filters).length > 0) {
+        const page = await filteredSubmissionsPage(formId, options, state, filters as SubmissionFilters)
+        return { items: submissionsOf(page.items), total: page.total }
+      }
       const page = await submissionsPage(formId, options, state)
       return { items: submissionsOf(page), total: state.total }
     },
@@ -349,10 +439,14 @@ export function createContentRepository(handle: DatabaseHandle) {
       formId: string,
       options: ListOptions,
       state: FormState,
-    ): Promise<JsonPage> => ({
-      json: joinedJson(await submissionsPage(formId, options, state)),
-      total: state.total,
-    }),
+      filters?: SubmissionFilters,
+    ): Promise<JsonPage> => {
+      // Unfiltered, the total is the form's own count, kept by the database: no COUNT at all.
+      if (filtersGiven(filters).length === 0)
+        return { json: joinedJson(await submissionsPage(formId, options, state)), total: state.total }
+      const page = await filteredSubmissionsPage(formId, options, state, filters as SubmissionFilters)
+      return { json: joinedJson(page.items), total: page.total }
+    },
   }
 }
 

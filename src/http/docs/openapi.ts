@@ -84,9 +84,13 @@ function curlSample(url: string, schema: JsonObject, head = false): string {
   const params = (schema.params as { properties?: Record<string, { examples?: string[] }> } | undefined)
     ?.properties
   const path = url.replace(/:(\w+)/g, (_, name: string) => params?.[name]?.examples?.[0] ?? `{${name}}`)
-  const query = Object.keys((schema.querystring as { properties?: JsonObject } | undefined)?.properties ?? {})
-  const filter = query.find((name) => name !== 'page' && name !== 'pageSize')
-  const search = `${filter ? `${filter}=true&` : ''}page=1&pageSize=20`
+  const properties =
+    (schema.querystring as { properties?: Record<string, { examples?: unknown[] }> } | undefined)
+      ?.properties ?? {}
+  const filter = Object.keys(properties).find((name) => name !== 'page' && name !== 'pageSize')
+  // A flag shows `true`; a parameter with an example (a time) shows its example.
+  const value = filter === undefined ? undefined : String(properties[filter]?.examples?.[0] ?? true)
+  const search = `${filter ? `${filter}=${value}&` : ''}page=1&pageSize=20`
   return `curl${head ? ' --head' : ''} "${SAMPLE_BASE_URL}${path}?${search}" \\\n  -H "Authorization: Bearer $LECTERN_API_KEY"`
 }
 

@@ -143,7 +143,8 @@ const ERROR_STATUSES: Record<number, ErrorStatus> = {
   },
   403: {
     name: 'Forbidden',
-    description: "The key's creator has a role without the permission this endpoint needs.",
+    description:
+      "The key may not do this: its creator's role lacks the permission this endpoint needs, or the key's scopes (or forms, for submissions) leave it out. The message names the permission, and the form for a key narrowed to other forms.",
     headers: headers(['X-Request-Id', ...RATE_LIMIT_HEADERS]),
     examples: { insufficient_permissions: "This API key does not have the 'submissions:read' permission" },
   },

@@ -36,7 +36,18 @@ export interface ListView {
   version: number
 }
 
-interface ListRouteBase<Item extends TSchema, View extends ListView> {
+/**
+ * Query parameters of one list beyond paging: their schema for the document, how they are parsed
+ * (problems are reported with those of paging, in one 400), and the text that tells their values
+ * apart in the response cache's key.
+ */
+export interface ListQueryExtension<Extra> {
+  properties: Record<string, TSchema>
+  parse(query: RawQuery, problems: string[]): Extra
+  cacheKey(extra: Extra): string
+}
+
+interface ListRouteBase<Item extends TSchema, View extends ListView, Extra> {
   url: string
   /** The operation's name in the OpenAPI document and in generated clients. */
   operationId: string
@@ -50,6 +61,8 @@ interface ListRouteBase<Item extends TSchema, View extends ListView> {
   filter?: BooleanFilter
   /** Path parameters, for the OpenAPI document. */
   params?: ReturnType<typeof Type.Object>
+  /** The list's own query parameters, if any. */
+  extraQuery?: ListQueryExtension<Extra>
   /**
    * The view a request reads, from its path parameters and the kind versions read with its key:
    * its `version` keys the cached response and its entity tag, so it must move on every write to
@@ -63,19 +76,30 @@ interface ListRouteBase<Item extends TSchema, View extends ListView> {
  * already as JSON text (`listJson`), for a list whose items are costly to write through objects;
  * that text must be the JSON the item schema describes, with its fields in the schema's order.
  */
-export type ListRouteDefinition<Item extends TSchema, View extends ListView = ListView> = ListRouteBase<
-  Item,
-  View
-> &
+export type ListRouteDefinition<
+  Item extends TSchema,
+  View extends ListView = ListView,
+  Extra = undefined,
+> = ListRouteBase<Item, View, Extra> &
   (
     | {
         /** One page of items, read at `view`. */
-        list(query: ListQuery, params: Record<string, string>, view: View): Promise<PageOf<Static<Item>>>
+        list(
+          query: ListQuery,
+          params: Record<string, string>,
+          view: View,
+          extra: Extra,
+        ): Promise<PageOf<Static<Item>>>
         listJson?: never
       }
     | {
         /** One page of items as JSON text, joined by commas. */
-        listJson(query: ListQuery, params: Record<string, string>, view: View): Promise<JsonPage>
+        listJson(
+          query: ListQuery,
+          params: Record<string, string>,
+          view: View,
+          extra: Extra,
+        ): Promise<JsonPage>
         list?: never
       }
   )
@@ -94,21 +118,21 @@ const CONDITIONAL_REQUEST_HEADERS = Type.Object({
 })
 
 /** The operation's description: the definition's, plus the permission and the roles that have it. */
-function describeOperation<Item extends TSchema, View extends ListView>(
-  definition: ListRouteDefinition<Item, View>,
+function describeOperation<Item extends TSchema, View extends ListView, Extra>(
+  definition: ListRouteDefinition<Item, View, Extra>,
 ): string {
   const roles = Object.entries(ROLE_PERMISSIONS)
     .filter(([, permissions]) => permissions.has(definition.permission))
     .map(([role]) => `\`${role}\``)
-  return `${definition.description}\n\nNeeds the \`${definition.permission}\` permission (roles: ${roles.join(', ')}).`
+  return `${definition.description}\n\nNeeds the \`${definition.permission}\` permission (roles: ${roles.join(', ')}), within the key's scopes if it has any.`
 }
 
 /**
  * Turns a list definition into a Fastify route. The item schema compiles into the serializer, so the
  * response holds exactly the schema's fields, in its order; the same schema feeds the OpenAPI document.
  */
-export function listRoute<Item extends TSchema, View extends ListView>(
-  definition: ListRouteDefinition<Item, View>,
+export function listRoute<Item extends TSchema, View extends ListView, Extra = undefined>(
+  definition: ListRouteDefinition<Item, View, Extra>,
 ): RouteOptions {
   const cache = new ResponseCache()
   return {
@@ -121,7 +145,7 @@ export function listRoute<Item extends TSchema, View extends ListView>(
       summary: definition.summary,
       description: describeOperation(definition),
       security: [{ bearerAuth: [] }],
-      querystring: listQuerySchema(definition.filter),
+      querystring: listQuerySchema(definition.filter, definition.extraQuery?.properties),
       ...(definition.params ? { params: definition.params } : {}),
       headers: CONDITIONAL_REQUEST_HEADERS,
       response: {
@@ -137,13 +161,18 @@ export function listRoute<Item extends TSchema, View extends ListView>(
     // Query validation is `parseListQuery`'s job; the schema above documents it.
     validatorCompiler: () => () => true,
     handler: async (request, reply) => {
-      const query = parseListQuery(request.query as RawQuery, definition.filter)
+      const problems: string[] = []
+      const extra = definition.extraQuery?.parse(request.query as RawQuery, problems) as Extra
+      const query = parseListQuery(request.query as RawQuery, definition.filter, problems)
       const params = request.params as Record<string, string>
       // The pipeline authenticated the request and read the kinds' versions with the key; a view
       // that does not exist (an unknown form) is refused here, whatever If-None-Match says.
       const view = await definition.view(params, request.apiKey?.versions as KindVersions)
       const version = view.version
-      const cacheKey = `${definition.url}|${params.id ?? ''}|${query.page}|${query.pageSize}|${query.filter ?? ''}`
+      // Only the request's path and query: the pipeline refused any key that may not read them
+      // before this handler ran, so an entry serves every key allowed here and no other.
+      const extraKey = definition.extraQuery ? `|${definition.extraQuery.cacheKey(extra)}` : ''
+      const cacheKey = `${definition.url}|${params.id ?? ''}|${query.page}|${query.pageSize}|${query.filter ?? ''}${extraKey}`
       const kept = cache.get(cacheKey, version)
       const tag = kept?.tag ?? entityTag(cacheKey, version)
       reply
@@ -154,9 +183,9 @@ export function listRoute<Item extends TSchema, View extends ListView>(
       if (body === undefined) {
         let text: string
         if (definition.listJson) {
-          text = listBodyFromJson(await definition.listJson(query, params, view), query)
+          text = listBodyFromJson(await definition.listJson(query, params, view, extra), query)
         } else {
-          const page = await definition.list(query, params, view)
+          const page = await definition.list(query, params, view, extra)
           text = reply.serialize({ data: page.items, meta: listMeta(page.total, query) }) as string
         }
         body = cache.offer(cacheKey, version, text, tag)

@@ -2,8 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import { ApiError } from '../../../errors.js'
 import type { RateLimitDecision, RateLimiter } from '../../../ratelimit/limiter.js'
+import { type KeyScope, refusal } from '../../../services/key-scopes.js'
 import { hashApiKey, type KeyService, type KindVersions } from '../../../services/keys.js'
-import { type Permission, roleAllows } from '../../../services/roles.js'
+import type { Permission } from '../../../services/roles.js'
 import { encodeUriComponentSafely, firstCodePoints } from '../../../text.js'
 import { readBearerToken } from './authorization.js'
 
@@ -14,7 +15,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     /** The authenticated key of an `/api/v1` request. */
-    apiKey: { keyId: string; role: string; versions: KindVersions } | null
+    apiKey: AuthenticatedKey | null
   }
 }
 
@@ -105,11 +106,11 @@ export function registerApiPipeline(
     const warning = unknownParametersWarning(request)
     if (warning) reply.header('Lectern-Warning', warning)
     const permission = request.routeOptions.config.permission
-    if (permission && !roleAllows(key.role, permission)) {
-      throw new ApiError(
-        'insufficient_permissions',
-        `This API key does not have the '${permission}' permission`,
-      )
+    if (permission) {
+      // Decided before the handler runs, so no cached response of a wider key is ever reached.
+      const formId = (request.params as { id?: string } | undefined)?.id
+      const refused = refusal(key.role, key.scope, permission, formId)
+      if (refused !== null) throw new ApiError('insufficient_permissions', refused)
     }
   })
 }
@@ -197,7 +198,7 @@ function knownParameters(properties: object): Set<string> {
   return names
 }
 
-type AuthenticatedKey = { keyId: string; role: string; versions: KindVersions }
+type AuthenticatedKey = { keyId: string; role: string; scope: KeyScope; versions: KindVersions }
 
 /** How many tokens' key ids are remembered for counting early (~150 bytes each). */
 const KNOWN_TOKENS = 10_000
@@ -266,5 +267,5 @@ async function authenticate(token: string, keys: KeyService, hash?: string): Pro
       'WWW-Authenticate': 'Bearer error="invalid_token"',
     })
   }
-  return { keyId: check.keyId, role: check.role, versions: check.versions }
+  return { keyId: check.keyId, role: check.role, scope: check.scope, versions: check.versions }
 }
