@@ -468,7 +468,7 @@ async function withLectern(databaseUrl, options, work) {
   warmFileCache(databaseUrl)
   let server = null
   const start = async () => {
-    server = await startLectern(databaseUrl, { nodeOptions: config.serverNodeOptions, ...options })
+    server = await startLectern(databaseUrl, { nodeArgs: config.serverNodeArgs, ...options })
     server.from = options.from ?? lecternHome()
     server.build = options.build ?? null
     cleanups.add(server.stop)
@@ -1075,10 +1075,14 @@ async function beforeAfterRun() {
     { build: 'before', from: before, name: 'lectern-before' },
     { build: 'after', from: lecternHome(), name: 'lectern' },
   ]
+  // A tree exported with `git archive` is no repository: BENCH_BEFORE_COMMIT names its commit.
   const describe = async (dir) =>
-    (
-      await run('git', ['log', '-1', '--format=%h %s'], { cwd: dir }).catch(() => ({ stdout: '' }))
-    ).stdout.trim()
+    process.env.BENCH_BEFORE_COMMIT ||
+    (existsSync(join(dir, '.git'))
+      ? (
+          await run('git', ['log', '-1', '--format=%h %s'], { cwd: dir }).catch(() => ({ stdout: '' }))
+        ).stdout.trim()
+      : null)
   const results = await newResults('before-after', {
     rounds: config.abRounds,
     writeRates: config.abWriteRates,

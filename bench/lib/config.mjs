@@ -61,7 +61,7 @@ export function readConfig() {
     beforeDir: process.env.BENCH_BEFORE_DIR || join(ROOT, 'bench', 'data', 'before'),
     abRounds: number('BENCH_AB_ROUNDS', 2),
     abWriteRates: (process.env.BENCH_AB_WRITES ?? '0,5,50').split(',').map((s) => Number(s.trim())),
-    // NODE_OPTIONS of the measured servers, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` for a profile.
-    serverNodeOptions: process.env.BENCH_SERVER_NODE_OPTIONS || undefined,
+    // Extra Node flags of the measured servers, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` for a profile.
+    serverNodeArgs: (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
   }
 }

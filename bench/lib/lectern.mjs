@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { cpSync, mkdirSync, rmSync, symlinkSync } from 'node:fs'
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { request } from 'node:http'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -30,6 +30,16 @@ export function snapshotBuild(from, dir) {
   }
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir')
   return dir
+}
+
+/** The Node flags on the first line of `bin/lectern` (`#!/usr/bin/env -S node <flags>`). */
+function shebangFlags(from) {
+  const first = readFileSync(lecternBin(from), 'utf8').split('\n', 1)[0]
+  return first
+    .replace(/^#!.*?\bnode\b/, '')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
 }
 
 /** Where the measured build lives: the snapshot once taken, else the repository. */
@@ -123,11 +133,16 @@ export async function waitUntilReady(port, path, child, timeoutMs = 30_000) {
  */
 export async function startLectern(
   databaseUrl,
-  { redisUrl, from = home, env: extraEnv = {}, nodeOptions } = {},
+  { redisUrl, from = home, env: extraEnv = {}, nodeArgs = [] } = {},
 ) {
   const port = await freePort()
-  // Started as an executable, as `npm start` does, so the V8 flags on its first line apply.
-  const [command, args] = onCpu(SERVER_CPU, lecternBin(from), ['serve', '--port', String(port)])
+  // Started as an executable, as `npm start` does, so the V8 flags on its first line apply; with
+  // extra Node flags (`--cpu-prof` is refused in NODE_OPTIONS), through node with those flags too.
+  const serve = ['serve', '--port', String(port)]
+  const [command, args] =
+    nodeArgs.length === 0
+      ? onCpu(SERVER_CPU, lecternBin(from), serve)
+      : onCpu(SERVER_CPU, process.execPath, [...shebangFlags(from), ...nodeArgs, lecternBin(from), ...serve])
   // An API-only instance: the dashboard and the reference page are not what is measured.
   const env = lecternEnv(databaseUrl, {
     HOST: '127.0.0.1',
@@ -135,8 +150,6 @@ export async function startLectern(
     API_REFERENCE: 'off',
     ...extraEnv,
     ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
-    // `--cpu-prof` and the like, for a profile of the server (BENCH_SERVER_NODE_OPTIONS).
-    ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
   })
   const child = spawn(command, args, { env, cwd: from, stdio: ['ignore', 'ignore', 'pipe'] })
   // The last few kilobytes of its log, to explain an unexpected exit.
