@@ -38,7 +38,7 @@ function runsTable(runs) {
   ]
   for (const r of runs) {
     lines.push(
-      `| ${DB[r.server] ?? r.server} | ${r.build ?? ''} | ${r.title} | ${r.writes === undefined ? '' : `${r.writesPerSec} (${r.writeKind})`} | ${r.round ?? ''} | ${int(r.reqPerSec)} | ${r.acceptedPerSec === undefined ? '' : int(r.acceptedPerSec)} | ${ms(r.latencyMs?.p50)} | ${ms(r.latencyMs?.p99)} | ${pct(r.serverCpu)} | ${pct(r.otherCpu)} | ${r.serverCpuMsPer1k ?? '–'} | ${mb(r.peakRssKb)} |`,
+      `| ${DB[r.server] ?? r.server} | ${r.build ?? ''} | ${r.title} | ${r.writes === undefined ? '' : r.writes === 0 ? '0' : `${r.writesPerSec} (${r.writeKind})`} | ${r.round ?? ''} | ${int(r.reqPerSec)} | ${r.acceptedPerSec === undefined ? '' : int(r.acceptedPerSec)} | ${ms(r.latencyMs?.p50)} | ${ms(r.latencyMs?.p99)} | ${pct(r.serverCpu)} | ${pct(r.otherCpu)} | ${r.serverCpuMsPer1k ?? '–'} | ${mb(r.peakRssKb)} |`,
     )
   }
   return lines

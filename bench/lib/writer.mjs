@@ -19,7 +19,7 @@ let write
 let close = async () => {}
 
 if (kind === 'intake') {
-  const agent = new Agent({ keepAlive: true, maxSockets: 8 })
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 })
   let sequence = 0
   // The submissions posted, deleted again at the end so a cached database keeps its dataset's totals.
   const posted = []
@@ -109,12 +109,22 @@ process.stdout.write('READY\n')
 process.once('SIGTERM', () => {
   stopping = true
 })
+// Posts are sent on schedule whatever the answers (up to 64 in flight), so a slow answer does not
+// lower the rate; updates, made in this process, run one at a time.
+const maxInFlight = kind === 'intake' ? 64 : 1
+const inFlight = new Set()
 while (!stopping) {
-  if (!(await write())) failed++
+  const pending = write().then((ok) => {
+    if (!ok) failed++
+    inFlight.delete(pending)
+  })
+  inFlight.add(pending)
   wrote++
+  if (inFlight.size >= maxInFlight) await Promise.race(inFlight)
   // Evenly paced: the next write is due at `wrote` intervals from the start.
   const wait = started + wrote * interval - performance.now()
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
 }
+await Promise.all(inFlight)
 await close()
 process.stdout.write(`WROTE ${wrote} ${((performance.now() - started) / 1000).toFixed(2)} ${failed}\n`)
