@@ -168,13 +168,14 @@ async function main() {
   }
   const primary = databases.get(config.mainSize)
   const mainLabel = sizeLabel(config.mainSize)
+  const mainScenarios = scenariosFor(primary.dataset.description, { main: true }).filter(selected)
   // Reads under writes post through the intake: the big form takes posts, from many addresses.
-  const intakeWrites = config.writer === 'intake' && selected({ id: 'rw', group: 'reads-under-writes' })
+  const intakeWrites = config.writer === 'intake' && mainScenarios.some((s) => s.writes > 0)
   const serverEnv = intakeWrites ? { env: INTAKE_ENV } : {}
   if (intakeWrites)
     await enableIntake(lecternHome(), primary.database.url, primary.dataset.description.bigFormId)
 
-  // PostgreSQL + Redis: a fresh schema per run, loaded with the main dataset.
+  // PostgreSQL + Redis: a fresh database per run, loaded with the main dataset.
   let postgres = null
   if (config.postgres) {
     const problems = [await postgresProblem(config.postgresUrl), await redisProblem(config.redisUrl)].filter(
@@ -188,8 +189,6 @@ async function main() {
   } else {
     note('PostgreSQL + Redis skipped (BENCH_PG=0).')
   }
-
-  const mainScenarios = scenariosFor(primary.dataset.description, { main: true }).filter(selected)
 
   // Lectern on SQLite (and on PostgreSQL + Redis): fetch each scenario's response for the bare
   // server, then measure. Each scenario runs on SQLite, on the bare server and on PostgreSQL one
