@@ -1,9 +1,12 @@
 // `npm run bench`: generates the datasets, imports them through Lectern's CLI, then measures the
 // same scenarios against a bare node:http server (the limit), Lectern on SQLite and Lectern on
 // PostgreSQL + Redis, and writes bench/results/. Settings: see bench/README.md.
+// `node bench/run.mjs intake`: form posts per second instead; `node bench/run.mjs before-after`:
+// reads under writes on the 1M dataset, an earlier build against this one.
 import { spawn } from 'node:child_process'
 import {
   closeSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   openSync,
@@ -25,16 +28,19 @@ import {
   seedDirectus,
 } from './lib/directus.mjs'
 import { buildFingerprint, ensureSqliteDatabase, importMeasured } from './lib/imports.mjs'
+import { enableIntake } from './lib/intake-settings.mjs'
 import {
   createApiKey,
   fetchRaw,
   lecternHome,
   ROOT,
+  snapshotBuild,
   startLectern,
   useBuildSnapshot,
   waitUntilReady,
 } from './lib/lectern.mjs'
-import { postgresExec, postgresProblem, redisProblem, withSchema } from './lib/postgres.mjs'
+import { writeModeReport } from './lib/mode-report.mjs'
+import { postgresExec, postgresProblem, redisProblem, withDatabase } from './lib/postgres.mjs'
 import {
   canPin,
   freePort,
@@ -54,6 +60,14 @@ import {
 import { writeReports } from './lib/report.mjs'
 
 const config = readConfig()
+const MODES = ['all', 'intake', 'before-after']
+const mode = process.argv[2] ?? 'all'
+if (!MODES.includes(mode)) {
+  process.stderr.write(`usage: node bench/run.mjs [${MODES.join('|')}]\n`)
+  process.exit(2)
+}
+/** Settings a server needs to take intake posts from many clients behind one proxy, never refusing one. */
+const INTAKE_ENV = { TRUST_PROXY: 'true', INTAKE_RATE_LIMIT_PER_MINUTE: '1000000000' }
 const started = Date.now()
 const log = (message) =>
   process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0)}s] ${message}\n`)
@@ -97,6 +111,8 @@ async function main() {
   await acquireLock()
   await waitForQuietMachine()
   useBuildSnapshot(join(config.dataDir, 'build'))
+  if (mode === 'intake') return intakeRun()
+  if (mode === 'before-after') return beforeAfterRun()
 
   const results = {
     startedAt: new Date(started).toISOString(),
@@ -152,20 +168,27 @@ async function main() {
   }
   const primary = databases.get(config.mainSize)
   const mainLabel = sizeLabel(config.mainSize)
+  const mainScenarios = scenariosFor(primary.dataset.description, { main: true }).filter(selected)
+  // Reads under writes post through the intake: the big form takes posts, from many addresses.
+  const intakeWrites = config.writer === 'intake' && mainScenarios.some((s) => s.writes > 0)
+  const serverEnv = intakeWrites ? { env: INTAKE_ENV } : {}
+  if (intakeWrites)
+    await enableIntake(lecternHome(), primary.database.url, primary.dataset.description.bigFormId)
 
-  // PostgreSQL + Redis: a fresh schema per run, loaded with the main dataset.
+  // PostgreSQL + Redis: a fresh database per run, loaded with the main dataset.
   let postgres = null
   if (config.postgres) {
     const problems = [await postgresProblem(config.postgresUrl), await redisProblem(config.redisUrl)].filter(
       Boolean,
     )
     if (problems.length > 0) note(`PostgreSQL + Redis skipped: ${problems.join('; ')}`)
-    else postgres = await preparePostgres(primary.dataset, results)
+    else {
+      postgres = await preparePostgres(primary.dataset, results)
+      if (intakeWrites) await enableIntake(lecternHome(), postgres.url, primary.dataset.description.bigFormId)
+    }
   } else {
     note('PostgreSQL + Redis skipped (BENCH_PG=0).')
   }
-
-  const mainScenarios = scenariosFor(primary.dataset.description, { main: true }).filter(selected)
 
   // Lectern on SQLite (and on PostgreSQL + Redis): fetch each scenario's response for the bare
   // server, then measure. Each scenario runs on SQLite, on the bare server and on PostgreSQL one
@@ -192,13 +215,13 @@ async function main() {
   }
   if (mainScenarios.length > 0) {
     const sqliteKey = await createApiKey(primary.database.url)
-    await withLectern(primary.database.url, {}, async (sqlite) => {
+    await withLectern(primary.database.url, serverEnv, async (sqlite) => {
       for (const scenario of mainScenarios) {
         const server = await sqlite.current()
         sqliteFixtures.set(scenario.id, await fetchFixture(server.port, sqliteKey, scenario, note))
       }
       if (!postgres) return measureMain(sqlite, sqliteKey, null)
-      await withLectern(postgres.url, { redisUrl: config.redisUrl }, async (pg) => {
+      await withLectern(postgres.url, { redisUrl: config.redisUrl, ...serverEnv }, async (pg) => {
         for (const scenario of mainScenarios) {
           const server = await pg.current()
           const fixture = await fetchFixture(server.port, postgres.key, scenario, note)
@@ -288,14 +311,16 @@ function readsUnderWrites(description) {
       total: description.counts.redirects,
     },
   ]
+  const kind = config.writer === 'intake' ? 'posts (POST /f/{id})' : 'inbox updates'
   return targets.flatMap((target) =>
     [0, ...writeRates].map((writes) => ({
       id: `rw-${target.name}-${writes}`,
       group: 'reads-under-writes',
-      title: `Reads under writes: ${target.label}, ${writes} writes/s to the big form`,
+      title: `Reads under writes: ${target.label}, ${writes} ${kind}/s to the big form`,
       path: target.path,
       total: target.total,
       writes,
+      writeKind: config.writer,
       writeFormId: description.bigFormId,
     })),
   )
@@ -442,7 +467,9 @@ async function withLectern(databaseUrl, options, work) {
   warmFileCache(databaseUrl)
   let server = null
   const start = async () => {
-    server = await startLectern(databaseUrl, options)
+    server = await startLectern(databaseUrl, { nodeArgs: config.serverNodeArgs, ...options })
+    server.from = options.from ?? lecternHome()
+    server.build = options.build ?? null
     cleanups.add(server.stop)
   }
   const lectern = {
@@ -467,15 +494,13 @@ async function withLectern(databaseUrl, options, work) {
  * Starts the process that writes to `formId` of `databaseUrl` at `rate` writes/s; resolves once it
  * writes. `stop()` ends it and resolves to the writes it made per second.
  */
-async function startWriter(databaseUrl, formId, rate) {
-  const child = spawn(
-    process.execPath,
-    [
-      join(ROOT, 'bench', 'lib', 'writer.mjs'),
-      JSON.stringify({ home: lecternHome(), databaseUrl, formId, rate }),
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  )
+async function startWriter(databaseUrl, formId, rate, { kind = 'updates', port, home = lecternHome() } = {}) {
+  // On the load generator's core: its posts are load, like the reads.
+  const [command, args] = onCpu(LOAD_CPU, process.execPath, [
+    join(ROOT, 'bench', 'lib', 'writer.mjs'),
+    JSON.stringify({ home, databaseUrl, formId, rate, kind, port }),
+  ])
+  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
   const kill = () => stopProcess(child)
   cleanups.add(kill)
   let stdout = ''
@@ -496,8 +521,9 @@ async function startWriter(databaseUrl, formId, rate) {
       child.kill('SIGTERM')
       await closed
       cleanups.delete(kill)
-      const match = /WROTE (\d+) ([\d.]+)/.exec(stdout)
-      return match ? Number(match[1]) / Number(match[2]) : null
+      const match = /WROTE (\d+) ([\d.]+) (\d+)/.exec(stdout)
+      if (match && Number(match[3]) > 0) log(`         the writer's ${match[3]} of ${match[1]} writes failed`)
+      return match ? (Number(match[1]) - Number(match[3])) / Number(match[2]) : null
     },
   }
 }
@@ -517,12 +543,19 @@ async function measure(server, dataset, scenario, target, key, databaseUrl) {
     ...(scenario.random ? { random: scenario.random } : {}),
     ...(scenario.overallRate ? { overallRate: scenario.overallRate } : {}),
     ...(scenario.paced ? { paced: scenario.paced } : {}),
+    ...(scenario.post ? { post: scenario.post } : {}),
   }
   const loadBefore = loadavg()[0]
   let sampler = null
   let cpuBefore = null
   const writer =
-    scenario.writes > 0 ? await startWriter(databaseUrl, scenario.writeFormId, scenario.writes) : null
+    scenario.writes > 0
+      ? await startWriter(databaseUrl, scenario.writeFormId, scenario.writes, {
+          kind: scenario.writeKind,
+          port: target.port,
+          home: target.from,
+        })
+      : null
   let result
   let writesPerSec = null
   try {
@@ -540,6 +573,7 @@ async function measure(server, dataset, scenario, target, key, databaseUrl) {
   failIfExited(target)
   const entry = {
     server,
+    ...(target.build ? { build: target.build } : {}),
     dataset,
     scenario: scenario.id,
     title: scenario.title,
@@ -556,11 +590,17 @@ async function measure(server, dataset, scenario, target, key, databaseUrl) {
     // The server's own CPU time per 1,000 answers: steadier than req/s on a shared machine.
     serverCpuMsPer1k: cpu && result.requests > 0 ? Math.round((cpu.serverMs / result.requests) * 1000) : null,
     ...(scenario.writes !== undefined
-      ? { writesPerSec: writesPerSec === null ? 0 : Math.round(writesPerSec * 10) / 10 }
+      ? {
+          writes: scenario.writes,
+          writeKind: scenario.writeKind ?? 'updates',
+          writesPerSec: writesPerSec === null ? 0 : Math.round(writesPerSec * 10) / 10,
+        }
       : {}),
+    // Posts: the answers that took one (201) per second, the figure a posting scenario is judged on.
+    ...(scenario.post ? { acceptedPerSec: Math.round((result.ok / result.durationS) * 10) / 10 } : {}),
   }
   log(
-    `         ${Math.round(entry.reqPerSec)} req/s, p50 ${entry.latencyMs.p50} ms, p99 ${entry.latencyMs.p99} ms` +
+    `         ${target.build ? `[${target.build}] ` : ''}${Math.round(entry.reqPerSec)} req/s, p50 ${entry.latencyMs.p50} ms, p99 ${entry.latencyMs.p99} ms` +
       `, RSS ${Math.round((entry.peakRssKb ?? 0) / 1024)} MB` +
       `${entry.serverCpuMsPer1k === null ? '' : `, server CPU ${entry.serverCpuMsPer1k} ms/1k req`}` +
       `${entry.writesPerSec === undefined ? '' : `, ${entry.writesPerSec} writes/s`}${entry.non2xx + entry.errors > 0 ? `, ${entry.non2xx} non-2xx, ${entry.errors} errors` : ''}`,
@@ -787,14 +827,15 @@ async function soak(primary, mainLabel, fixtures, note) {
 }
 
 /** Creates this run's schema, imports the main dataset into it (timed) and creates a key. */
-async function preparePostgres(dataset, results) {
-  const schema = `bench_${Date.now().toString(36)}_${process.pid}`
-  await postgresExec(config.postgresUrl, `CREATE SCHEMA ${schema}`)
-  const drop = () => postgresExec(config.postgresUrl, `DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+async function preparePostgres(dataset, results, { from = lecternHome(), build } = {}) {
+  // A database of its own, dropped at the end: nothing else on the server is touched.
+  const name = `bench_${build ? `${build}_` : ''}${Date.now().toString(36)}_${process.pid}`
+  await postgresExec(config.postgresUrl, `CREATE DATABASE ${name}`)
+  const drop = () => postgresExec(config.postgresUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
   cleanups.add(drop)
-  const url = withSchema(config.postgresUrl, schema)
-  log(`importing the ${sizeLabel(dataset.description.size)} dataset into PostgreSQL (schema ${schema})`)
-  const measured = await importMeasured(url, dataset.file)
+  const url = withDatabase(config.postgresUrl, name)
+  log(`importing the ${sizeLabel(dataset.description.size)} dataset into PostgreSQL (database ${name})`)
+  const measured = await importMeasured(url, dataset.file, from)
   log(
     `  ${measured.output} in ${(measured.wallMs / 1000).toFixed(1)} s, peak RSS ${Math.round(measured.peakRssKb / 1024)} MB`,
   )
@@ -802,11 +843,12 @@ async function preparePostgres(dataset, results) {
     dataset: sizeLabel(dataset.description.size),
     size: dataset.description.size,
     database: 'postgres',
+    ...(build ? { build } : {}),
     ...measured,
     measuredAt: new Date().toISOString(),
     cached: false,
   })
-  const key = await createApiKey(url)
+  const key = await createApiKey(url, from)
   return { url, key, drop }
 }
 
@@ -879,4 +921,287 @@ function processAlive(pid) {
   } catch (error) {
     return error.code === 'EPERM'
   }
+}
+
+/** What every report of a run starts with: when, which settings, which machine. */
+async function newResults(kind, extra = {}) {
+  return {
+    kind,
+    startedAt: new Date(started).toISOString(),
+    settings: {
+      seed: config.seed,
+      size: config.mainSize,
+      durationS: config.duration,
+      warmupS: config.warmup,
+      connections: config.connections,
+      ...extra,
+    },
+    machine: await describeMachine(),
+    imports: [],
+    runs: [],
+    notes: [],
+  }
+}
+
+/** A failed run is noted and the rest goes on, as in the main run. */
+function attemptInto(results) {
+  const note = (message) => {
+    log(`note: ${message}`)
+    results.notes.push(message)
+  }
+  const attempt = async (label, work, extra = {}) => {
+    if (stopping) return
+    try {
+      const entry = { ...(await work()), ...extra }
+      results.runs.push(entry)
+      if (entry.non2xx + entry.errors > 0)
+        note(
+          `${label}: ${entry.non2xx} non-2xx answers and ${entry.errors} errors (${JSON.stringify(entry.statusCodes)}).`,
+        )
+    } catch (error) {
+      note(`${label} failed: ${error.message.split('\n')[0]}`)
+    }
+  }
+  return { note, attempt }
+}
+
+/** Copies a SQLite database (with its WAL) to `file`, a scratch copy a run may write to. */
+function copySqlite(source, file) {
+  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${file}${suffix}`, { force: true })
+  copyFileSync(source, file)
+  if (existsSync(`${source}-wal`)) copyFileSync(`${source}-wal`, `${file}-wal`)
+  return `sqlite:${file}`
+}
+
+/**
+ * `node bench/run.mjs intake`: visitors' posts to the big form (`POST /f/{id}`, JSON) from
+ * `BENCH_INTAKE_CLIENTS` concurrent clients, each post from one of as many addresses, with the
+ * server trusting its proxy and a per-address limit that never refuses; then the hot list read
+ * alone and while posts arrive at `BENCH_INTAKE_READ_RATE` per second. SQLite (a scratch copy of
+ * the main dataset's database) and PostgreSQL + Redis (a fresh database), one after the other.
+ */
+async function intakeRun() {
+  const results = await newResults('intake', {
+    clients: config.intakeClients,
+    readRate: config.intakeReadRate,
+  })
+  const { note, attempt } = attemptInto(results)
+  const dataset = ensureDataset(config.dataDir, config.seed, config.mainSize, log)
+  const { bigFormId } = dataset.description
+  const label = sizeLabel(config.mainSize)
+  const cached = await ensureSqliteDatabase(dataset, config, log)
+  const sqliteUrl = copySqlite(cached.file, join(config.dataDir, 'intake-scratch.db'))
+  await enableIntake(lecternHome(), sqliteUrl, bigFormId)
+  const sqliteKey = await createApiKey(sqliteUrl)
+  let postgres = null
+  if (config.postgres) {
+    const problems = [await postgresProblem(config.postgresUrl), await redisProblem(config.redisUrl)].filter(
+      Boolean,
+    )
+    if (problems.length > 0) note(`PostgreSQL + Redis skipped: ${problems.join('; ')}`)
+    else {
+      postgres = await preparePostgres(dataset, results)
+      await enableIntake(lecternHome(), postgres.url, bigFormId)
+    }
+  }
+  const body = JSON.stringify({
+    name: 'Ada Lovelace',
+    email: 'ada@example.com',
+    message: 'A question about the analytical engine, sent from the contact form of the site.',
+  })
+  const hot = `/api/v1/forms/${bigFormId}/submissions?page=1&pageSize=20`
+  const scenarios = [
+    {
+      id: 'intake-posts',
+      title: `Posts to the ${label} form (POST /f/{id}, JSON), ${config.intakeClients} clients at as many addresses`,
+      path: `/f/${bigFormId}`,
+      post: { body, contentType: 'application/json', addresses: config.intakeClients },
+      connections: config.intakeClients,
+    },
+    { id: 'intake-reads-0', title: `Hot list of the ${label} form, no posts`, path: hot, writes: 0 },
+    {
+      id: `intake-reads-${config.intakeReadRate}`,
+      title: `Hot list of the ${label} form while ${config.intakeReadRate} posts/s arrive`,
+      path: hot,
+      writes: config.intakeReadRate,
+      writeKind: 'intake',
+      writeFormId: bigFormId,
+    },
+  ].filter((s) => config.scenarios === null || config.scenarios.includes(s.id))
+  const servers = [['sqlite', sqliteUrl, {}, sqliteKey]]
+  if (postgres) servers.push(['postgres', postgres.url, { redisUrl: config.redisUrl }, postgres.key])
+  await withEach(servers, async (running) => {
+    for (const scenario of scenarios) {
+      for (const [server, url, , key] of servers) {
+        await attempt(`${server} ${scenario.id}`, async () =>
+          measure(server, label, scenario, await running.get(server).current(), key, url),
+        )
+      }
+    }
+  })
+  if (postgres) {
+    await postgres.drop()
+    cleanups.delete(postgres.drop)
+  }
+  results.finishedAt = new Date().toISOString()
+  const written = writeModeReport(results, config)
+  log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s; wrote ${written.join(', ')}`)
+
+  /** Starts a server per entry (with the intake settings) and runs `work` with all of them up. */
+  async function withEach(list, work, running = new Map()) {
+    if (list.length === 0) return work(running)
+    const [[server, url, options], ...rest] = list
+    return withLectern(url, { ...options, env: INTAKE_ENV }, async (lectern) => {
+      running.set(server, lectern)
+      return withEach(rest, work, running)
+    })
+  }
+}
+
+/**
+ * `node bench/run.mjs before-after`: the build of an earlier commit (`BENCH_BEFORE_DIR`, built)
+ * against this one on the main dataset, each with its own import: page 1 of the big form, page 1 of
+ * the 1k form, the forms, pages and redirects lists, each with no writes and while inbox updates
+ * (which both builds have) are written to the big form at each of `BENCH_AB_WRITES` per second;
+ * every measurement `BENCH_AB_ROUNDS` times, before and after in turn (A/B/A/B), then the hot list
+ * on the bare server. SQLite first, then PostgreSQL + Redis.
+ */
+async function beforeAfterRun() {
+  if (!existsSync(join(config.beforeDir, 'dist', 'cli', 'main.js')))
+    throw new Error(`no built tree at ${config.beforeDir} (BENCH_BEFORE_DIR): build the earlier commit there`)
+  const before = snapshotBuild(config.beforeDir, join(config.dataDir, 'build-before'))
+  const builds = [
+    { build: 'before', from: before, name: 'lectern-before' },
+    { build: 'after', from: lecternHome(), name: 'lectern' },
+  ]
+  // A tree exported with `git archive` is no repository: BENCH_BEFORE_COMMIT names its commit.
+  const describe = async (dir) =>
+    process.env.BENCH_BEFORE_COMMIT ||
+    (existsSync(join(dir, '.git'))
+      ? (
+          await run('git', ['log', '-1', '--format=%h %s'], { cwd: dir }).catch(() => ({ stdout: '' }))
+        ).stdout.trim()
+      : null)
+  const results = await newResults('before-after', {
+    rounds: config.abRounds,
+    writeRates: config.abWriteRates,
+    before: {
+      dir: config.beforeDir,
+      build: buildFingerprint(before),
+      commit: (await describe(config.beforeDir)) || null,
+    },
+  })
+  const { note, attempt } = attemptInto(results)
+  const dataset = ensureDataset(config.dataDir, config.seed, config.mainSize, log)
+  const description = dataset.description
+  const label = sizeLabel(config.mainSize)
+  const list = (path) => `${path}?page=1&pageSize=20`
+  const targets = [
+    [
+      'big',
+      `page 1 (20) of the ${label} form (the one written)`,
+      list(`/api/v1/forms/${description.bigFormId}/submissions`),
+      description.bigFormSubmissions,
+    ],
+    [
+      'small',
+      `page 1 (20) of the ${sizeLabel(description.smallFormSubmissions)} form`,
+      list(`/api/v1/forms/${description.smallFormId}/submissions`),
+      description.smallFormSubmissions,
+    ],
+    ['forms', 'forms page 1 (20)', list('/api/v1/forms'), description.counts.forms],
+    ['pages', 'pages page 1 (20)', list('/api/v1/page-builder'), description.counts.pages],
+    [
+      'redirects',
+      'redirects page 1 (20)',
+      list('/api/v1/page-builder/redirects'),
+      description.counts.redirects,
+    ],
+  ]
+  const scenarios = targets
+    .flatMap(([name, title, path, total]) =>
+      config.abWriteRates.map((writes) => ({
+        id: `ab-${name}-${writes}`,
+        target: name,
+        title: `${title}, ${writes} inbox updates/s to the ${label} form`,
+        path,
+        total,
+        writes,
+        writeKind: 'updates',
+        writeFormId: description.bigFormId,
+      })),
+    )
+    .filter(
+      (s) =>
+        config.scenarios === null || config.scenarios.includes(s.id) || config.scenarios.includes(s.target),
+    )
+
+  const phases = [
+    [
+      'sqlite',
+      async (b) => {
+        const database = await ensureSqliteDatabase(dataset, config, log, { from: b.from, name: b.name })
+        results.imports.push({ build: b.build, database: 'sqlite', ...database.import })
+        return { url: database.url, key: await createApiKey(database.url, b.from), options: {} }
+      },
+    ],
+  ]
+  if (config.postgres) {
+    const problems = [await postgresProblem(config.postgresUrl), await redisProblem(config.redisUrl)].filter(
+      Boolean,
+    )
+    if (problems.length > 0) note(`PostgreSQL + Redis skipped: ${problems.join('; ')}`)
+    else
+      phases.push([
+        'postgres',
+        async (b) => {
+          const pg = await preparePostgres(dataset, results, { from: b.from, build: b.build })
+          return { url: pg.url, key: pg.key, drop: pg.drop, options: { redisUrl: config.redisUrl } }
+        },
+      ])
+  }
+  for (const [server, prepare] of phases) {
+    if (stopping) break
+    const prepared = []
+    for (const b of builds) prepared.push({ ...b, ...(await prepare(b)) })
+    const up = async (index, running) => {
+      if (index === prepared.length) return measureAll(running)
+      const b = prepared[index]
+      return withLectern(b.url, { ...b.options, from: b.from, build: b.build }, async (lectern) =>
+        up(index + 1, [...running, { ...b, lectern }]),
+      )
+    }
+    const measureAll = async (running) => {
+      for (const scenario of scenarios) {
+        for (const b of running) {
+          const fixture = await fetchFixture((await b.lectern.current()).port, b.key, scenario, note)
+          if (scenario.id === 'ab-big-0' && b.build === 'after') b.fixture = fixture
+        }
+        for (let round = 1; round <= config.abRounds; round++) {
+          for (const b of running) {
+            await attempt(
+              `${server} ${b.build} ${scenario.id} #${round}`,
+              async () => measure(server, label, scenario, await b.lectern.current(), b.key, b.url),
+              { round },
+            )
+          }
+          const fixture = running.find((b) => b.fixture)?.fixture
+          if (scenario.id === 'ab-big-0' && fixture)
+            await attempt(`bare ${scenario.id} #${round}`, () => measureBare(label, scenario, fixture), {
+              round,
+              phase: server,
+            })
+        }
+      }
+    }
+    await up(0, [])
+    for (const b of prepared) {
+      if (!b.drop) continue
+      await b.drop()
+      cleanups.delete(b.drop)
+    }
+  }
+  results.finishedAt = new Date().toISOString()
+  const written = writeModeReport(results, config)
+  log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s; wrote ${written.join(', ')}`)
 }

@@ -10,6 +10,13 @@ const number = (name, fallback) => {
   return parsed
 }
 
+const oneOf = (name, values, fallback) => {
+  const value = process.env[name]
+  if (value === undefined || value === '') return fallback
+  if (!values.includes(value)) throw new Error(`${name} must be one of ${values.join(', ')} (got ${value})`)
+  return value
+}
+
 /**
  * The harness's settings, all from the environment. A full run uses the 1k, 100k and 1M datasets;
  * `BENCH_QUICK=1` uses 1k and 100k with short runs.
@@ -42,6 +49,19 @@ export function readConfig() {
     waitQuietS: number('BENCH_WAIT_QUIET', 0),
     postgres: process.env.BENCH_PG !== '0',
     postgresUrl: process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/test',
-    redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379',
+    // A Redis database of its own (index 13), so the run's counters never mix with anyone else's keys.
+    redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379/13',
+    // Reads under writes: visitors' posts through the intake (`intake`) or inbox updates (`updates`).
+    writer: oneOf('BENCH_WRITER', ['intake', 'updates'], 'intake'),
+    // The intake run: concurrent posting clients (each post from one of as many addresses), and the
+    // post rate while the hot list is read.
+    intakeClients: number('BENCH_INTAKE_CLIENTS', 100),
+    intakeReadRate: number('BENCH_INTAKE_READ_RATE', 200),
+    // The before/after run: the built tree of the earlier commit, and A/B rounds per measurement.
+    beforeDir: process.env.BENCH_BEFORE_DIR || join(ROOT, 'bench', 'data', 'before'),
+    abRounds: number('BENCH_AB_ROUNDS', 2),
+    abWriteRates: (process.env.BENCH_AB_WRITES ?? '0,5,50').split(',').map((s) => Number(s.trim())),
+    // Extra Node flags of the measured servers, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` for a profile.
+    serverNodeArgs: (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
   }
 }

@@ -20,18 +20,18 @@ export function filesUnder(path) {
 }
 
 /** A short hash of every built `.js` file: which build a run measured. */
-export function buildFingerprint() {
+export function buildFingerprint(from = lecternHome()) {
   const hash = createHash('sha256')
-  for (const file of filesUnder(join(lecternHome(), 'dist'))) hash.update(readFileSync(file))
+  for (const file of filesUnder(join(from, 'dist'))) hash.update(readFileSync(file))
   return hash.digest('hex').slice(0, 12)
 }
 
 /** A hash of the dataset file's identity and of the code that imports it. */
-function importFingerprint(dataset) {
+function importFingerprint(dataset, from) {
   const hash = createHash('sha256')
   hash.update(`${dataset.description.generatorVersion}:${statSync(dataset.file).size}\n`)
-  for (const file of IMPORT_CODE.flatMap((p) => filesUnder(join(lecternHome(), p)))) {
-    hash.update(relative(lecternHome(), file))
+  for (const file of IMPORT_CODE.flatMap((p) => filesUnder(join(from, p)))) {
+    hash.update(relative(from, file))
     hash.update(readFileSync(file))
   }
   return hash.digest('hex').slice(0, 16)
@@ -41,15 +41,11 @@ function importFingerprint(dataset) {
  * `lectern import <file>` into `databaseUrl`, pinned to the server core, with its wall time and
  * peak RSS. Throws with Lectern's own message when the import fails.
  */
-export async function importMeasured(databaseUrl, file) {
-  const [command, args] = onCpu(SERVER_CPU, process.execPath, [
-    join(lecternHome(), 'bin', 'lectern'),
-    'import',
-    file,
-  ])
+export async function importMeasured(databaseUrl, file, from = lecternHome()) {
+  const [command, args] = onCpu(SERVER_CPU, process.execPath, [join(from, 'bin', 'lectern'), 'import', file])
   const env = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }
   delete env.REDIS_URL
-  const result = await runMeasured(command, args, { env, cwd: lecternHome(), timeoutMs: 60 * 60_000 })
+  const result = await runMeasured(command, args, { env, cwd: from, timeoutMs: 60 * 60_000 })
   if (result.code !== 0) {
     throw new Error(
       `lectern import ${file} failed (${result.code ?? result.signal}): ${result.stderr.trim()}`,
@@ -68,11 +64,16 @@ export async function importMeasured(databaseUrl, file) {
  * dataset or the import code changed (or `reimport`). A cached database keeps the timing of the
  * import that built it.
  */
-export async function ensureSqliteDatabase(dataset, { reimport }, log) {
-  const file = join(dataset.dir, 'lectern.db')
+export async function ensureSqliteDatabase(
+  dataset,
+  { reimport },
+  log,
+  { from = lecternHome(), name = 'lectern' } = {},
+) {
+  const file = join(dataset.dir, `${name}.db`)
   const url = `sqlite:${file}`
-  const manifestFile = join(dataset.dir, 'import.json')
-  const fingerprint = importFingerprint(dataset)
+  const manifestFile = join(dataset.dir, name === 'lectern' ? 'import.json' : `import-${name}.json`)
+  const fingerprint = importFingerprint(dataset, from)
   if (!reimport && existsSync(file) && existsSync(manifestFile)) {
     const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'))
     if (manifest.fingerprint === fingerprint)
@@ -81,7 +82,7 @@ export async function ensureSqliteDatabase(dataset, { reimport }, log) {
   for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${file}${suffix}`, { force: true })
   rmSync(manifestFile, { force: true })
   log(`importing the ${sizeLabel(dataset.description.size)} dataset into SQLite`)
-  const measured = await importMeasured(url, dataset.file)
+  const measured = await importMeasured(url, dataset.file, from)
   const record = { ...measured, measuredAt: new Date().toISOString() }
   writeFileSync(manifestFile, `${JSON.stringify({ fingerprint, import: record }, null, 2)}\n`)
   log(`  ${measured.output} in ${(measured.wallMs / 1000).toFixed(1)} s, peak RSS ${mb(measured.peakRssKb)}`)

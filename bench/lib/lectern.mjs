@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { cpSync, mkdirSync, rmSync, symlinkSync } from 'node:fs'
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { request } from 'node:http'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -14,18 +14,37 @@ let home = ROOT
  * for the rest of the run, so that a rebuild while the benchmark runs cannot change what it measures.
  */
 export function useBuildSnapshot(dir) {
+  home = snapshotBuild(ROOT, dir)
+}
+
+/**
+ * Copies the built server of the tree at `from` (`bin/`, `dist/`, `package.json`) to `dir`, with
+ * this repository's `node_modules`; returns `dir`, a home to run that build from. The before/after
+ * comparison runs two builds side by side this way.
+ */
+export function snapshotBuild(from, dir) {
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
   for (const entry of ['bin', 'dist', 'package.json']) {
-    cpSync(join(ROOT, entry), join(dir, entry), { recursive: true })
+    cpSync(join(from, entry), join(dir, entry), { recursive: true })
   }
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir')
-  home = dir
+  return dir
+}
+
+/** The Node flags on the first line of `bin/lectern` (`#!/usr/bin/env -S node <flags>`). */
+function shebangFlags(from) {
+  const first = readFileSync(lecternBin(from), 'utf8').split('\n', 1)[0]
+  return first
+    .replace(/^#!.*?\bnode\b/, '')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
 }
 
 /** Where the measured build lives: the snapshot once taken, else the repository. */
 export const lecternHome = () => home
-const lecternBin = () => join(home, 'bin', 'lectern')
+const lecternBin = (from = home) => join(from, 'bin', 'lectern')
 
 /** Rate limits high enough that the limiter counts every request but never refuses one. */
 const LIMITS = { RATE_LIMIT_PER_HOUR: '1000000000', RATE_LIMIT_PER_SECOND: '1000000000' }
@@ -38,12 +57,12 @@ function lecternEnv(databaseUrl, extra = {}) {
 }
 
 /** Runs `lectern <args>` against a database and fails with its stderr when it exits non-zero. */
-export async function cli(databaseUrl, args, { input, timeoutMs = 120_000 } = {}) {
-  const result = await run(process.execPath, [lecternBin(), ...args], {
+export async function cli(databaseUrl, args, { input, timeoutMs = 120_000, from = home } = {}) {
+  const result = await run(process.execPath, [lecternBin(from), ...args], {
     env: lecternEnv(databaseUrl),
     input,
     timeoutMs,
-    cwd: home,
+    cwd: from,
   })
   if (result.code !== 0) {
     throw new Error(
@@ -59,14 +78,15 @@ export const BENCH_EMAIL = 'bench@example.com'
  * Creates the benchmark's global admin (unless it exists) and a fresh API key through the CLI, as
  * an operator would; the key is the last line of `keys create`.
  */
-export async function createApiKey(databaseUrl) {
-  const users = await cli(databaseUrl, ['users', 'list', '--json'])
+export async function createApiKey(databaseUrl, from = home) {
+  const users = await cli(databaseUrl, ['users', 'list', '--json'], { from })
   if (!users.includes(`"${BENCH_EMAIL}"`)) {
     await cli(databaseUrl, ['users', 'create', '--email', BENCH_EMAIL, '--role', 'global_admin'], {
       input: 'a benchmark passphrase that is long enough\n',
+      from,
     })
   }
-  const out = await cli(databaseUrl, ['keys', 'create', '--name', 'bench', '--user', BENCH_EMAIL])
+  const out = await cli(databaseUrl, ['keys', 'create', '--name', 'bench', '--user', BENCH_EMAIL], { from })
   const key = out.trim().split('\n').pop()?.trim()
   if (!key?.startsWith('lk_')) throw new Error(`keys create printed no key: ${out}`)
   return key
@@ -111,18 +131,27 @@ export async function waitUntilReady(port, path, child, timeoutMs = 30_000) {
  * Starts `lectern serve` on a free loopback port, pinned to the server core, and waits for
  * `/healthz` and `/readyz`. Returns the port, the pid (of node itself) and a `stop()`.
  */
-export async function startLectern(databaseUrl, { redisUrl } = {}) {
+export async function startLectern(
+  databaseUrl,
+  { redisUrl, from = home, env: extraEnv = {}, nodeArgs = [] } = {},
+) {
   const port = await freePort()
-  // Started as an executable, as `npm start` does, so the V8 flags on its first line apply.
-  const [command, args] = onCpu(SERVER_CPU, lecternBin(), ['serve', '--port', String(port)])
+  // Started as an executable, as `npm start` does, so the V8 flags on its first line apply; with
+  // extra Node flags (`--cpu-prof` is refused in NODE_OPTIONS), through node with those flags too.
+  const serve = ['serve', '--port', String(port)]
+  const [command, args] =
+    nodeArgs.length === 0
+      ? onCpu(SERVER_CPU, lecternBin(from), serve)
+      : onCpu(SERVER_CPU, process.execPath, [...shebangFlags(from), ...nodeArgs, lecternBin(from), ...serve])
   // An API-only instance: the dashboard and the reference page are not what is measured.
   const env = lecternEnv(databaseUrl, {
     HOST: '127.0.0.1',
     ADMIN_DASHBOARD: 'off',
     API_REFERENCE: 'off',
+    ...extraEnv,
     ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
   })
-  const child = spawn(command, args, { env, cwd: home, stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(command, args, { env, cwd: from, stdio: ['ignore', 'ignore', 'pipe'] })
   // The last few kilobytes of its log, to explain an unexpected exit.
   let stderr = ''
   child.stderr.on('data', (chunk) => {

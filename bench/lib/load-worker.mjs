@@ -62,6 +62,31 @@ function pathPicker(seedSuffix) {
   return () => `${prefix}page=${pick.int(1, maxPage)}&${sizeParam}=${pageSize}`
 }
 
+/**
+ * Posts (`options.post`: { body, contentType, addresses }): every request sends the same body, from
+ * one of `addresses` client addresses in turn (`X-Forwarded-For`, for a server that trusts its
+ * proxy), so a per-address limit sees that many clients.
+ */
+function postRequests() {
+  const { body, contentType, addresses } = options.post
+  let sequence = 0
+  return [
+    {
+      method: 'POST',
+      setupRequest: (req) => {
+        const n = sequence++ % addresses
+        req.headers = {
+          ...options.headers,
+          'content-type': contentType,
+          'x-forwarded-for': `10.${Math.floor(n / 65536) % 256}.${Math.floor(n / 256) % 256}.${(n % 256) + 1}`,
+        }
+        req.body = body
+        return req
+      },
+    },
+  ]
+}
+
 async function runAutocannon(duration, seedSuffix, recorder) {
   const nextPath = pathPicker(seedSuffix)
   const instance = autocannon({
@@ -73,6 +98,7 @@ async function runAutocannon(duration, seedSuffix, recorder) {
     duration,
     timeout: 30,
     ...(options.overallRate ? { overallRate: options.overallRate } : {}),
+    ...(options.post ? { requests: postRequests() } : {}),
     ...(options.random
       ? {
           requests: [

@@ -51,3 +51,10 @@ export function withSchema(url, schema) {
 }
 
 const redact = (url) => url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')
+
+/** The base URL with another database of the same server. */
+export function withDatabase(url, database) {
+  const parsed = new URL(url)
+  parsed.pathname = `/${database}`
+  return parsed.toString()
+}

@@ -1,29 +1,107 @@
-// A second process writing to one form at a steady rate while the load generator reads: it marks
-// submissions of the form read and unread in turn (single-row updates through Lectern's own
-// database layer, as the dashboard's inbox does). Usage: node writer.mjs '<json options>' with
-// { home, databaseUrl, formId, rate }. Prints READY once writing, and on SIGTERM `WROTE <n>`.
+// A second process writing to one form at a steady rate while the load generator reads. Two kinds
+// of write:
+// - `intake` (the default): a visitor's post, `POST /f/{formId}` to the server being measured, each
+//   from one of 100 client addresses (`X-Forwarded-For`, the server trusting its proxy): a new
+//   submission on page 1 of the form, inserted by the server itself, as a site's forms do;
+// - `updates`: marks submissions of the form read and unread in turn (single-row updates through
+//   Lectern's own database layer, as the dashboard's inbox does), for builds without intake.
+// Usage: node writer.mjs '<json options>' with { home, databaseUrl, formId, rate, kind, port }.
+// Prints READY once writing, and on SIGTERM `WROTE <n> <seconds> <failed>` (intake posts are then
+// deleted again, so a cached database keeps its dataset's totals).
+import { Agent, request } from 'node:http'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
-const { home, databaseUrl, formId, rate } = JSON.parse(process.argv[2])
-const { openDatabase } = await import(pathToFileURL(join(home, 'dist', 'db', 'database.js')).href)
-const database = openDatabase(databaseUrl)
-const db = database.db
+const { home, databaseUrl, formId, rate, kind = 'intake', port } = JSON.parse(process.argv[2])
 
-// The form's newest submissions: its page 1, which the readers ask for, is what a write changes.
-const ids = (
-  await db
-    .selectFrom('submissions')
-    .select('id')
-    .where('form_id', '=', formId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(200)
-    .execute()
-).map((row) => row.id)
-if (ids.length === 0) throw new Error(`form ${formId} has no submissions`)
+/** One write; resolves to whether it was taken (an intake post must be answered 201). */
+let write
+let close = async () => {}
+
+if (kind === 'intake') {
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 })
+  let sequence = 0
+  // The submissions posted, deleted again at the end so a cached database keeps its dataset's totals.
+  const posted = []
+  write = () =>
+    new Promise((resolve) => {
+      const n = sequence++
+      const body = JSON.stringify({
+        name: `Writer ${n}`,
+        email: `writer${n}@example.com`,
+        message: 'A post sent while the list is read.',
+      })
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: `/f/${formId}`,
+          agent,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            'x-forwarded-for': `10.0.0.${(n % 100) + 1}`,
+          },
+        },
+        (res) => {
+          let text = ''
+          res.on('data', (chunk) => {
+            text += chunk
+          })
+          res.on('end', () => {
+            if (res.statusCode === 201) posted.push(JSON.parse(text).id)
+            resolve(res.statusCode === 201)
+          })
+        },
+      )
+      req.setTimeout(30_000, () => req.destroy(new Error('timeout')))
+      req.on('error', () => resolve(false))
+      req.end(body)
+    })
+  close = async () => {
+    agent.destroy()
+    const { openDatabase } = await import(pathToFileURL(join(home, 'dist', 'db', 'database.js')).href)
+    const database = openDatabase(databaseUrl)
+    for (let i = 0; i < posted.length; i += 500) {
+      await database.db
+        .deleteFrom('submissions')
+        .where('id', 'in', posted.slice(i, i + 500))
+        .execute()
+    }
+    await database.close()
+  }
+} else {
+  const { openDatabase } = await import(pathToFileURL(join(home, 'dist', 'db', 'database.js')).href)
+  const database = openDatabase(databaseUrl)
+  const db = database.db
+  // The form's newest submissions: its page 1, which the readers ask for, is what a write changes.
+  const ids = (
+    await db
+      .selectFrom('submissions')
+      .select('id')
+      .where('form_id', '=', formId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(200)
+      .execute()
+  ).map((row) => row.id)
+  if (ids.length === 0) throw new Error(`form ${formId} has no submissions`)
+  let next = 0
+  write = async () => {
+    const id = ids[next++ % ids.length]
+    await db
+      .updateTable('submissions')
+      .set((eb) => ({ is_read: eb(eb.val(1), '-', eb.ref('is_read')), updated_at: new Date().toISOString() }))
+      .where('id', '=', id)
+      .execute()
+    return true
+  }
+  close = () => database.close()
+}
 
 let wrote = 0
+let failed = 0
 let stopping = false
 const interval = 1000 / rate
 const started = performance.now()
@@ -31,17 +109,22 @@ process.stdout.write('READY\n')
 process.once('SIGTERM', () => {
   stopping = true
 })
+// Posts are sent on schedule whatever the answers (up to 64 in flight), so a slow answer does not
+// lower the rate; updates, made in this process, run one at a time.
+const maxInFlight = kind === 'intake' ? 64 : 1
+const inFlight = new Set()
 while (!stopping) {
-  const id = ids[wrote % ids.length]
-  await db
-    .updateTable('submissions')
-    .set((eb) => ({ is_read: eb(eb.val(1), '-', eb.ref('is_read')), updated_at: new Date().toISOString() }))
-    .where('id', '=', id)
-    .execute()
+  const pending = write().then((ok) => {
+    if (!ok) failed++
+    inFlight.delete(pending)
+  })
+  inFlight.add(pending)
   wrote++
+  if (inFlight.size >= maxInFlight) await Promise.race(inFlight)
   // Evenly paced: the next write is due at `wrote` intervals from the start.
   const wait = started + wrote * interval - performance.now()
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
 }
-await database.close()
-process.stdout.write(`WROTE ${wrote} ${((performance.now() - started) / 1000).toFixed(2)}\n`)
+await Promise.all(inFlight)
+await close()
+process.stdout.write(`WROTE ${wrote} ${((performance.now() - started) / 1000).toFixed(2)} ${failed}\n`)
