@@ -11,6 +11,7 @@ import * as submissionJson from './009-submission-json.js'
 import * as passwordChecks from './010-password-checks.js'
 import * as scopedContentVersions from './011-scoped-content-versions.js'
 import * as formIntake from './012-form-intake.js'
+import * as notifications from './014-notifications.js'
 
 /** Migrations are listed here rather than read from disk so that source and build run the same set. */
 export const migrationProvider: MigrationProvider = {
@@ -28,6 +29,7 @@ export const migrationProvider: MigrationProvider = {
       '010-password-checks': passwordChecks,
       '011-scoped-content-versions': scopedContentVersions,
       '012-form-intake': formIntake,
+      '014-notifications': notifications,
     }
   },
 }
