@@ -75,7 +75,7 @@ export function createNotifier(database: Pick<DatabaseHandle, 'db' | 'dialect'>,
   const clock = options.clock ?? Date.now
   const concurrency = options.concurrency ?? 16
   const timeoutMs = options.timeoutMs ?? 10_000
-  const leaseMs = options.leaseMs ?? Math.max(30_000, timeoutMs * 3)
+  const leaseMs = options.leaseMs ?? timeoutMs + 10_000
   const pollMs = options.pollMs ?? 500
   const delays = options.retryDelaysMs ?? RETRY_DELAYS_MS
   const contentCheckMs = options.contentCheckMs ?? 1_000
