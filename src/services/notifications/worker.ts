@@ -4,7 +4,13 @@ import { isIP } from 'node:net'
 import { type Kysely, sql } from 'kysely'
 import nodemailer from 'nodemailer'
 import type { DatabaseHandle } from '../../db/database.js'
-import type { ContentKind, Database, NotificationDeliveriesTable } from '../../db/tables.js'
+import type {
+  ContentKind,
+  Database,
+  NotificationDeliveriesTable,
+  NotificationEventsTable,
+  WebhookEndpointsTable,
+} from '../../db/tables.js'
 import { parseStoredIntake } from '../../resources/form.js'
 import { formatTimestamp } from '../../time.js'
 import { bareHost, checkedLookup, isPublicAddress, urlProblem } from './addresses.js'
@@ -103,6 +109,18 @@ export function createNotifier(database: Pick<DatabaseHandle, 'db' | 'dialect'>,
   let unsubscribe: (() => void) | undefined
 
   const ts = (ms: number) => formatTimestamp(new Date(ms))
+  // Decrypted secrets by their sealed text, kept in memory only.
+  const opened = new Map<string, string>()
+  const openSecret = (sealed: string): string => {
+    let plain = opened.get(sealed)
+    if (plain === undefined) {
+      box ??= secretBox(options.secretKey())
+      plain = box.open(sealed)
+      if (opened.size > 1000) opened.clear()
+      opened.set(sealed, plain)
+    }
+    return plain
+  }
 
   /** Claims up to `limit` due deliveries for this worker; none when another instance holds them. */
   async function claim(limit: number): Promise<Claimed[]> {
@@ -129,12 +147,40 @@ export function createNotifier(database: Pick<DatabaseHandle, 'db' | 'dialect'>,
     return rows.rows.map((delivery) => ({ delivery, lease }))
   }
 
+  /** The events and endpoints of a claimed batch, read in two queries rather than two per delivery. */
+  interface Batch {
+    events: Map<string, NotificationEventsTable>
+    endpoints: Map<string, WebhookEndpointsTable>
+  }
+
+  async function prefetch(claimed: Claimed[]): Promise<Batch> {
+    const eventIds = [...new Set(claimed.map((c) => c.delivery.event_id))]
+    const endpointIds = [
+      ...new Set(claimed.flatMap((c) => (c.delivery.endpoint_id === null ? [] : [c.delivery.endpoint_id]))),
+    ]
+    const events =
+      eventIds.length === 0
+        ? []
+        : await db.selectFrom('notification_events').selectAll().where('id', 'in', eventIds).execute()
+    const endpoints =
+      endpointIds.length === 0
+        ? []
+        : await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', endpointIds).execute()
+    return {
+      events: new Map(events.map((event) => [event.id, event])),
+      endpoints: new Map(endpoints.map((endpoint) => [endpoint.id, endpoint])),
+    }
+  }
+
   /** Sends one claimed delivery and records the attempt. */
-  async function attempt({ delivery, lease }: Claimed, signal: AbortSignal): Promise<void> {
+  async function attempt({ delivery, lease }: Claimed, batch: Batch, signal: AbortSignal): Promise<void> {
     const started = performance.now()
     let outcome: Outcome
     try {
-      outcome = delivery.channel === 'email' ? await sendEmail(delivery) : await sendWebhook(delivery, signal)
+      outcome =
+        delivery.channel === 'email'
+          ? await sendEmail(delivery, batch)
+          : await sendWebhook(delivery, batch, signal)
     } catch (error) {
       outcome = { ok: false, lastStatus: 'error', responseCode: null, error: describe(error) }
     }
@@ -143,77 +189,142 @@ export function createNotifier(database: Pick<DatabaseHandle, 'db' | 'dialect'>,
     await record(delivery, lease, outcome, Math.round(performance.now() - started))
   }
 
-  async function record(delivery: NotificationDeliveriesTable, lease: string, outcome: Outcome, ms: number) {
-    const at = clock()
-    const now = ts(at)
-    const attempts = delivery.attempts + 1
-    let status: NotificationDeliveriesTable['status'] = 'pending'
-    let next = delivery.next_attempt_at
-    if (outcome.ok) status = 'delivered'
-    else if (outcome.gone || outcome.final) status = 'failed'
-    else {
-      const base = delays[Math.min(attempts - 1, delays.length - 1)]
-      const nextAt = at + Math.round(base * (0.8 + Math.random() * 0.4))
-      next = ts(nextAt)
-      if (next > delivery.expires_at) status = 'failed'
+  /**
+   * Attempts are recorded in small batches, one transaction each: one commit per delivery would
+   * cost SQLite's single writer (and so the API's own writes) more than the deliveries themselves.
+   */
+  let pending: {
+    delivery: NotificationDeliveriesTable
+    lease: string
+    outcome: Outcome
+    ms: number
+    at: number
+  }[] = []
+  let flushing: Promise<void> | undefined
+  let flushTimer: NodeJS.Timeout | undefined
+  let flushed: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined
+
+  function record(
+    delivery: NotificationDeliveriesTable,
+    lease: string,
+    outcome: Outcome,
+    ms: number,
+  ): Promise<void> {
+    pending.push({ delivery, lease, outcome, ms, at: clock() })
+    if (!flushed) {
+      let resolve = () => {}
+      let reject: (error: unknown) => void = () => {}
+      const promise = new Promise<void>((yes, no) => {
+        resolve = yes
+        reject = no
+      })
+      flushed = { promise, resolve, reject }
     }
+    const waiting = flushed.promise
+    if (pending.length >= 32 || inFlight.size <= pending.length) void flush()
+    else flushTimer ??= setTimeout(() => void flush(), 20)
+    return waiting
+  }
+
+  async function flush(): Promise<void> {
+    if (flushTimer !== undefined) clearTimeout(flushTimer)
+    flushTimer = undefined
+    await flushing
+    if (pending.length === 0 || !flushed) return
+    const batch = pending
+    const done = flushed
+    pending = []
+    flushed = undefined
+    flushing = writeAttempts(batch).then(done.resolve, done.reject)
+    await flushing
+    flushing = undefined
+  }
+
+  async function writeAttempts(
+    batch: {
+      delivery: NotificationDeliveriesTable
+      lease: string
+      outcome: Outcome
+      ms: number
+      at: number
+    }[],
+  ): Promise<void> {
     await db.transaction().execute(async (trx) => {
-      await trx
-        .updateTable('notification_deliveries')
-        .set({
-          status,
-          attempts,
-          last_status: outcome.lastStatus,
-          response_code: outcome.responseCode,
-          duration_ms: ms,
-          last_error: outcome.error?.slice(0, 1000) ?? null,
-          next_attempt_at: next,
-          delivered_at: outcome.ok ? now : null,
-          claimed_until: null,
-          updated_at: now,
-        })
-        .where('id', '=', delivery.id)
-        .where('claimed_until', '=', lease)
-        .execute()
-      if (delivery.endpoint_id === null || outcome.final) return
-      if (outcome.ok)
+      const succeeded = new Set<string>()
+      const failures = new Map<string, number>()
+      const gone = new Set<string>()
+      let last = ''
+      for (const { delivery, lease, outcome, ms, at } of batch) {
+        const now = ts(at)
+        last = now > last ? now : last
+        const attempts = delivery.attempts + 1
+        let status: NotificationDeliveriesTable['status'] = 'pending'
+        let next = delivery.next_attempt_at
+        if (outcome.ok) status = 'delivered'
+        else if (outcome.gone || outcome.final) status = 'failed'
+        else {
+          const base = delays[Math.min(attempts - 1, delays.length - 1)]
+          next = ts(at + Math.round(base * (0.8 + Math.random() * 0.4)))
+          if (next > delivery.expires_at) status = 'failed'
+        }
         await trx
-          .updateTable('webhook_endpoints')
-          .set({ consecutive_failures: 0, last_success_at: now })
-          .where('id', '=', delivery.endpoint_id)
-          .where((eb) => eb.or([eb('consecutive_failures', '<>', 0), eb('last_success_at', 'is', null)]))
+          .updateTable('notification_deliveries')
+          .set({
+            status,
+            attempts,
+            last_status: outcome.lastStatus,
+            response_code: outcome.responseCode,
+            duration_ms: ms,
+            last_error: outcome.error?.slice(0, 1000) ?? null,
+            next_attempt_at: next,
+            delivered_at: outcome.ok ? now : null,
+            claimed_until: null,
+            updated_at: now,
+          })
+          .where('id', '=', delivery.id)
+          .where('claimed_until', '=', lease)
           .execute()
-      else {
-        await trx
-          .updateTable('webhook_endpoints')
-          .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), last_failure_at: now }))
-          .where('id', '=', delivery.endpoint_id)
-          .execute()
-        if (outcome.gone) {
-          // 410 Gone: the receiver asks for no more. The endpoint stops; what it still had queued fails.
+        const endpoint = delivery.endpoint_id
+        if (endpoint === null || outcome.final) continue
+        if (outcome.ok) succeeded.add(endpoint)
+        else failures.set(endpoint, (failures.get(endpoint) ?? 0) + 1)
+        if (outcome.gone) gone.add(endpoint)
+      }
+      for (const endpoint of succeeded)
+        if (!failures.has(endpoint))
           await trx
             .updateTable('webhook_endpoints')
-            .set({ status: 'disabled' })
-            .where('id', '=', delivery.endpoint_id)
+            .set({ consecutive_failures: 0, last_success_at: last })
+            .where('id', '=', endpoint)
+            .where((eb) => eb.or([eb('consecutive_failures', '<>', 0), eb('last_success_at', 'is', null)]))
             .execute()
-          await trx
-            .updateTable('notification_deliveries')
-            .set({ status: 'failed', last_status: 'endpoint_disabled', claimed_until: null, updated_at: now })
-            .where('endpoint_id', '=', delivery.endpoint_id)
-            .where('status', '=', 'pending')
-            .execute()
-        }
+      for (const [endpoint, count] of failures)
+        await trx
+          .updateTable('webhook_endpoints')
+          .set((eb) => ({
+            consecutive_failures: succeeded.has(endpoint) ? count : eb('consecutive_failures', '+', count),
+            last_failure_at: last,
+          }))
+          .where('id', '=', endpoint)
+          .execute()
+      for (const endpoint of gone) {
+        // 410 Gone: the receiver asks for no more. The endpoint stops; what it still had queued fails.
+        await trx
+          .updateTable('webhook_endpoints')
+          .set({ status: 'disabled' })
+          .where('id', '=', endpoint)
+          .execute()
+        await trx
+          .updateTable('notification_deliveries')
+          .set({ status: 'failed', last_status: 'endpoint_disabled', claimed_until: null, updated_at: last })
+          .where('endpoint_id', '=', endpoint)
+          .where('status', '=', 'pending')
+          .execute()
       }
     })
   }
 
-  async function eventBody(eventId: string): Promise<{ id: string; body: string } | null> {
-    const event = await db
-      .selectFrom('notification_events')
-      .selectAll()
-      .where('id', '=', eventId)
-      .executeTakeFirst()
-    if (!event) return null
+  function eventBody(event: NotificationEventsTable): { id: string; body: string } {
     const data = JSON.parse(event.data) as Record<string, unknown>
     return {
       id: event.id,
@@ -226,17 +337,18 @@ export function createNotifier(database: Pick<DatabaseHandle, 'db' | 'dialect'>,
     }
   }
 
-  async function sendWebhook(delivery: NotificationDeliveriesTable, signal: AbortSignal): Promise<Outcome> {
-    const endpoint = await db
-      .selectFrom('webhook_endpoints')
-      .selectAll()
-      .where('id', '=', delivery.endpoint_id ?? '')
-      .executeTakeFirst()
+  async function sendWebhook(
+    delivery: NotificationDeliveriesTable,
+    batch: Batch,
+    signal: AbortSignal,
+  ): Promise<Outcome> {
+    const endpoint = batch.endpoints.get(delivery.endpoint_id ?? '')
     if (!endpoint || endpoint.status !== 'active')
       return { ok: false, lastStatus: 'endpoint_disabled', responseCode: null, error: null, final: true }
-    const event = await eventBody(delivery.event_id)
-    if (!event)
+    const stored = batch.events.get(delivery.event_id)
+    if (!stored)
       return { ok: false, lastStatus: 'event_missing', responseCode: null, error: null, final: true }
+    const event = eventBody(stored)
     const problem = urlProblem(endpoint.url)
     if (problem) return { ok: false, lastStatus: 'refused', responseCode: null, error: problem, final: true }
     const url = new URL(endpoint.url)
@@ -249,14 +361,13 @@ export function createNotifier(database: Pick<DatabaseHandle, 'db' | 'dialect'>,
         responseCode: null,
         error: `${host} is not a public address`,
       }
-    box ??= secretBox(options.secretKey())
-    const secrets = [box.open(endpoint.secret)]
+    const secrets = [openSecret(endpoint.secret)]
     if (
       endpoint.previous_secret !== null &&
       endpoint.previous_secret_until !== null &&
       endpoint.previous_secret_until > ts(clock())
     )
-      secrets.push(box.open(endpoint.previous_secret))
+      secrets.push(openSecret(endpoint.previous_secret))
     const timestamp = Math.floor(clock() / 1000)
     const headers = {
       'content-type': 'application/json',
@@ -333,7 +444,7 @@ export function createNotifier(database: Pick<DatabaseHandle, 'db' | 'dialect'>,
     })
   }
 
-  async function sendEmail(delivery: NotificationDeliveriesTable): Promise<Outcome> {
+  async function sendEmail(delivery: NotificationDeliveriesTable, batch: Batch): Promise<Outcome> {
     if (!mailer || !options.mailFrom)
       return {
         ok: false,
@@ -342,11 +453,7 @@ export function createNotifier(database: Pick<DatabaseHandle, 'db' | 'dialect'>,
         error: 'SMTP_URL and MAIL_FROM are not set',
         final: true,
       }
-    const event = await db
-      .selectFrom('notification_events')
-      .selectAll()
-      .where('id', '=', delivery.event_id)
-      .executeTakeFirst()
+    const event = batch.events.get(delivery.event_id)
     if (!event || event.form_id === null)
       return { ok: false, lastStatus: 'event_missing', responseCode: null, error: null, final: true }
     const form = await db
@@ -396,9 +503,11 @@ export function createNotifier(database: Pick<DatabaseHandle, 'db' | 'dialect'>,
     const free = concurrency - inFlight.size
     if (free <= 0) return 0
     const claimed = await claim(free)
+    if (claimed.length === 0) return 0
+    const batch = await prefetch(claimed)
     for (const item of claimed) {
       const controller = new AbortController()
-      const work: Promise<void> = attempt(item, controller.signal)
+      const work: Promise<void> = attempt(item, batch, controller.signal)
         .catch((error: unknown) => options.log?.warn({ err: error }, 'could not record a delivery attempt'))
         .finally(() => {
           inFlight.delete(work)
@@ -527,6 +636,7 @@ export function createNotifier(database: Pick<DatabaseHandle, 'db' | 'dialect'>,
       clearTimeout(timer)
       for (const controller of inFlight.values()) controller.abort()
       await all
+      await flush()
       agents.http.destroy()
       agents.https.destroy()
       mailer?.close()
