@@ -163,7 +163,7 @@ try {
   writeFileSync(
     backlogFile,
     JSON.stringify({
-      submissions: Array.from({ length: BURST }, (_, i) => ({
+      submissions: Array.from({ length: BACKLOG }, (_, i) => ({
         formId: 'form_bench_notify',
         data: { backlog: i },
       })),

@@ -42,6 +42,8 @@ export interface AppDependencies {
         | 'RATE_LIMIT_PER_SECOND'
         | 'INTAKE_RATE_LIMIT_PER_MINUTE'
         | 'PUBLIC_URL'
+        | 'SMTP_URL'
+        | 'MAIL_FROM'
       >
     >
   services: Services
@@ -273,7 +275,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   if (deps.config.ADMIN_DASHBOARD !== 'off') {
     const { adminDashboard } = await import('./admin/index.js')
-    await app.register(adminDashboard, { prefix: '/admin', services: deps.services })
+    await app.register(adminDashboard, {
+      prefix: '/admin',
+      services: deps.services,
+      mailConfigured: Boolean(deps.config.SMTP_URL && deps.config.MAIL_FROM),
+    })
   }
 
   return app

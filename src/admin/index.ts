@@ -23,12 +23,15 @@ import { registerKeyRoutes } from './routes/keys.js'
 import { registerRedirectRoutes } from './routes/redirects.js'
 import { registerSubmissionRoutes } from './routes/submissions.js'
 import { registerUserRoutes } from './routes/users.js'
+import { registerWebhookRoutes } from './routes/webhooks.js'
 import { checkCsrf, clearSessionCookie, SESSION_COOKIE } from './security.js'
 import { errorPage } from './views/errors.js'
 import { sendPage } from './views/layout.js'
 
 export interface AdminDashboardOptions {
   services: Services
+  /** Whether SMTP_URL and MAIL_FROM are set (the webhooks screen says when they are not). */
+  mailConfigured?: boolean
 }
 
 /** The stylesheet and script, beside this module in the source and in `dist/` (the build copies them). */
@@ -182,6 +185,7 @@ export async function adminDashboard(app: FastifyInstance, options: AdminDashboa
     registerAuthRoutes(pages, services)
     registerHomeRoutes(pages, services)
     registerKeyRoutes(pages, services)
+    registerWebhookRoutes(pages, services, options.mailConfigured ?? false)
     registerUserRoutes(pages, services)
     registerContentRoutes(pages, services)
     registerSubmissionRoutes(pages, services)
