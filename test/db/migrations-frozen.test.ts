@@ -25,6 +25,7 @@ const RELEASED: Record<string, string> = {
   '010-password-checks.ts': '84a6c3bc536fd2ea82d79a6ae2aa86e3249c2ba3f60427c007608a27b0297f7b',
   '011-scoped-content-versions.ts': 'a84fc8cb58cb00258362a1167f09847eb3f7df8ce228d85d40f9cc602290845d',
   '012-form-intake.ts': 'c091950eae1aa4cb3c16bd19247963d76ce3f173d18da1f8d09dadc87c77a70d',
+  '014-notifications.ts': '9d6411c48fcff986e5134caf939c3baec280ce2899572eeeeb50d22d4b8ddae5',
 }
 
 const migrationFiles = () => readdirSync(MIGRATIONS_DIR).filter((name) => /^\d{3}-.+\.ts$/.test(name))
