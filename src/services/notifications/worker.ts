@@ -1,7 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { isIP } from 'node:net'
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, type RawBuilder, sql } from 'kysely'
 import nodemailer from 'nodemailer'
 import type { DatabaseHandle } from '../../db/database.js'
 import type {
@@ -254,6 +254,7 @@ export function createNotifier(database: Pick<DatabaseHandle, 'db' | 'dialect'>,
       const failures = new Map<string, number>()
       const gone = new Set<string>()
       let last = ''
+      const rows: RawBuilder<unknown>[] = []
       for (const { delivery, lease, outcome, ms, at } of batch) {
         const now = ts(at)
         last = now > last ? now : last
@@ -267,29 +268,28 @@ export function createNotifier(database: Pick<DatabaseHandle, 'db' | 'dialect'>,
           next = ts(at + Math.round(base * (0.8 + Math.random() * 0.4)))
           if (next > delivery.expires_at) status = 'failed'
         }
-        await trx
-          .updateTable('notification_deliveries')
-          .set({
-            status,
-            attempts,
-            last_status: outcome.lastStatus,
-            response_code: outcome.responseCode,
-            duration_ms: ms,
-            last_error: outcome.error?.slice(0, 1000) ?? null,
-            next_attempt_at: next,
-            delivered_at: outcome.ok ? now : null,
-            claimed_until: null,
-            updated_at: now,
-          })
-          .where('id', '=', delivery.id)
-          .where('claimed_until', '=', lease)
-          .execute()
+        rows.push(
+          sql`select ${text(delivery.id)} as id, ${text(lease)} as lease, ${text(status)} as status,
+            ${integer(attempts)} as attempts, ${text(outcome.lastStatus)} as last_status,
+            ${integer(outcome.responseCode)} as response_code, ${integer(ms)} as duration_ms,
+            ${text(outcome.error?.slice(0, 1000) ?? null)} as last_error, ${text(next)} as next_attempt_at,
+            ${text(outcome.ok ? now : null)} as delivered_at, ${text(now)} as updated_at`,
+        )
         const endpoint = delivery.endpoint_id
         if (endpoint === null || outcome.final) continue
         if (outcome.ok) succeeded.add(endpoint)
         else failures.set(endpoint, (failures.get(endpoint) ?? 0) + 1)
         if (outcome.gone) gone.add(endpoint)
       }
+      // One statement for the whole batch: a round trip per delivery is what PostgreSQL would wait on.
+      await sql`update notification_deliveries set status = v.status, attempts = v.attempts,
+          last_status = v.last_status, response_code = v.response_code, duration_ms = v.duration_ms,
+          last_error = v.last_error, next_attempt_at = v.next_attempt_at, delivered_at = v.delivered_at,
+          claimed_until = null, updated_at = v.updated_at
+        from (${sql.join(rows, sql` union all `)}) as v
+        where notification_deliveries.id = v.id and notification_deliveries.claimed_until = v.lease`.execute(
+        trx,
+      )
       for (const endpoint of succeeded)
         if (!failures.has(endpoint))
           await trx
@@ -644,6 +644,10 @@ export function createNotifier(database: Pick<DatabaseHandle, 'db' | 'dialect'>,
   }
   return service
 }
+
+/** A value typed the same way in both dialects inside a `union all` of literal rows. */
+const text = (value: string | null) => sql`cast(${value} as text)`
+const integer = (value: number | null) => sql`cast(${value} as integer)`
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
