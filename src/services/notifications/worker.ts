@@ -343,7 +343,7 @@ export function createNotifier(database: Pick<DatabaseHandle, 'db' | 'dialect'>,
     signal: AbortSignal,
   ): Promise<Outcome> {
     const endpoint = batch.endpoints.get(delivery.endpoint_id ?? '')
-    if (!endpoint || endpoint.status !== 'active')
+    if (endpoint?.status !== 'active')
       return { ok: false, lastStatus: 'endpoint_disabled', responseCode: null, error: null, final: true }
     const stored = batch.events.get(delivery.event_id)
     if (!stored)
