@@ -133,7 +133,7 @@ export function createIntakeService(db: Kysely<Database>, options: { clock?: () 
           .insertInto('submissions')
           .values({ ...common, submitted_by: null, is_read: 0, is_starred: 0, notes: null, updated_at: at })
           .execute()
-        return recordSubmissionsCreated(trx, [id], await submissionTargets(trx), new Date(clock()))
+        return recordSubmissionsCreated(trx, [id], await submissionTargets(trx, formId), new Date(clock()))
       })
       if (notified > 0) outboxWritten()
       return id

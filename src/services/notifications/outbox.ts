@@ -40,8 +40,14 @@ export interface SubmissionTargets {
 const LIKE_SUBMISSION_CREATED = '%"submission.created"%'
 const LIKE_NOTIFY_EMAILS = '%"notifyEmails":["%'
 
-/** The forms whose new submissions an endpoint or an email would receive, or null for none. */
-export async function submissionTargets(db: Kysely<Database>): Promise<SubmissionTargets | null> {
+/**
+ * The forms whose new submissions an endpoint or an email would receive, or null for none; with
+ * `formId`, only whether that form's would (a public post asks for its own form alone).
+ */
+export async function submissionTargets(
+  db: Kysely<Database>,
+  formId?: string,
+): Promise<SubmissionTargets | null> {
   const endpoints = await db
     .selectFrom('webhook_endpoints')
     .select('form_id')
@@ -52,6 +58,7 @@ export async function submissionTargets(db: Kysely<Database>): Promise<Submissio
     .selectFrom('forms')
     .select('id')
     .where('intake', 'like', LIKE_NOTIFY_EMAILS)
+    .$if(formId !== undefined, (q) => q.where('id', '=', formId as string))
     .execute()
   if (endpoints.length === 0 && emailed.length === 0) return null
   return {
