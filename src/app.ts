@@ -36,6 +36,7 @@ export interface AppDependencies {
         | 'INTAKE_RATE_LIMIT_PER_MINUTE'
         | 'PUBLIC_URL'
         | 'SMTP_URL'
+        | 'MAIL_FROM'
       >
     >
   services: Services
@@ -271,7 +272,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       prefix: '/admin',
       services: deps.services,
       publicUrl: deps.config.PUBLIC_URL,
-      mailConfigured: deps.config.SMTP_URL !== undefined,
+      mailConfigured: Boolean(deps.config.SMTP_URL && deps.config.MAIL_FROM),
     })
   }
 

@@ -82,6 +82,23 @@ export const ConfigSchema = Type.Object({
       description: '/metrics requires `Authorization: Bearer <METRICS_TOKEN>` (at least 16 characters)',
     }),
   ),
+  SECRET_KEY: Type.Optional(
+    Type.String({
+      minLength: 32,
+      description:
+        'the key webhook signing secrets are encrypted under (at least 32 characters, the same on every instance; required on PostgreSQL to add endpoints)',
+    }),
+  ),
+  WEBHOOK_ALLOW_PRIVATE: Type.Union([Type.Literal('true'), Type.Literal('false')], {
+    default: 'false',
+    description: 'let webhooks go to loopback, private and link-local addresses',
+  }),
+  MAIL_FROM: Type.Optional(
+    Type.String({
+      pattern: '^[^\\r\\n]{3,300}$',
+      description: 'the From of notification emails (`Lectern <forms@example.com>`)',
+    }),
+  ),
   SHUTDOWN_GRACE_MS: Type.Integer({
     minimum: 0,
     maximum: 60_000,

@@ -7,6 +7,8 @@ import { migrateToLatest } from './db/migrate.js'
 import { serveMetrics } from './http/metrics.js'
 import { createIntakeLimiter, createRateLimiter } from './ratelimit/index.js'
 import { createServices } from './services/index.js'
+import { keySource } from './services/notifications/secrets.js'
+import { createNotifier } from './services/notifications/worker.js'
 
 export interface RunningServer {
   app: FastifyInstance
@@ -44,15 +46,30 @@ export async function startServer(
     warn: (object: unknown, message?: string) => app?.log.warn(object, message),
   })
   const lifecycle = { draining: false }
+  const notificationOptions = {
+    secretKey: config.SECRET_KEY,
+    allowPrivate: config.WEBHOOK_ALLOW_PRIVATE === 'true',
+  }
   app = await buildApp({
     config,
-    services: createServices(database),
+    services: createServices(database, { notifications: notificationOptions }),
     limiter,
     intakeLimiter,
     database,
     lifecycle,
   })
   const url = await app.listen({ port: config.PORT, host: config.HOST })
+  // Webhooks and emails are sent from every serving process; leases keep them from sending one twice.
+  const log = app.log
+  const notifier = createNotifier(database, {
+    allowPrivate: notificationOptions.allowPrivate,
+    secretKey: keySource(database, config.SECRET_KEY),
+    smtpUrl: config.SMTP_URL,
+    mailFrom: config.MAIL_FROM,
+    publicUrl: config.PUBLIC_URL,
+    log: { warn: (object, message) => log.warn(object, message) },
+  })
+  notifier.start()
   let metricsServer: Server | undefined
   let metricsUrl: string | undefined
   if (config.METRICS_PORT !== undefined) {
@@ -79,6 +96,7 @@ export async function startServer(
         if (config.SHUTDOWN_GRACE_MS > 0)
           await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_GRACE_MS))
         await app.close()
+        await notifier.stop()
         if (metricsServer) {
           const server = metricsServer
           await new Promise<void>((resolve) => {

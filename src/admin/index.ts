@@ -23,6 +23,7 @@ import { registerKeyRoutes } from './routes/keys.js'
 import { registerRedirectRoutes } from './routes/redirects.js'
 import { registerSubmissionRoutes } from './routes/submissions.js'
 import { registerUserRoutes } from './routes/users.js'
+import { registerWebhookRoutes } from './routes/webhooks.js'
 import { checkCsrf, clearSessionCookie, SESSION_COOKIE } from './security.js'
 import { errorPage } from './views/errors.js'
 import { sendPage } from './views/layout.js'
@@ -31,7 +32,7 @@ export interface AdminDashboardOptions {
   services: Services
   /** `PUBLIC_URL`: where a site's forms post to; unset, the dashboard's own origin. */
   publicUrl?: string | undefined
-  /** Whether outgoing mail is configured (`SMTP_URL`), so the editor can say when none is sent. */
+  /** Whether `SMTP_URL` and `MAIL_FROM` are set: the form editor and the webhooks screen say when not. */
   mailConfigured?: boolean
 }
 
@@ -192,6 +193,7 @@ export async function adminDashboard(app: FastifyInstance, options: AdminDashboa
     registerAuthRoutes(pages, services)
     registerHomeRoutes(pages, services)
     registerKeyRoutes(pages, services)
+    registerWebhookRoutes(pages, services, options.mailConfigured ?? false)
     registerUserRoutes(pages, services)
     registerContentRoutes(pages, services)
     registerSubmissionRoutes(pages, services)

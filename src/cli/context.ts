@@ -42,7 +42,16 @@ export async function withServices<T>(
   }
   try {
     await migrateToLatest(database)
-    const result = await work(createServices(database), database, config)
+    const result = await work(
+      createServices(database, {
+        notifications: {
+          secretKey: config.SECRET_KEY,
+          allowPrivate: config.WEBHOOK_ALLOW_PRIVATE === 'true',
+        },
+      }),
+      database,
+      config,
+    )
     if (writes) console.error(`Wrote to ${databaseLocation(database)}`)
     const hint = demoHint()
     if (hint) console.error(hint)

@@ -13,6 +13,7 @@ import { runImport } from './import.js'
 import { registerKeyCommands } from './keys.js'
 import { registerRedirectCommands } from './redirects.js'
 import { registerUserCommands } from './users.js'
+import { registerWebhookCommands } from './webhooks.js'
 
 /**
  * Parses a `--port` flag strictly, so that a bad value is reported against the flag the user typed
@@ -83,6 +84,7 @@ export function buildProgram(): Command {
   registerKeyCommands(program)
   registerRedirectCommands(program)
   registerAuditCommands(program)
+  registerWebhookCommands(program)
   return program
 }
 

@@ -8,7 +8,7 @@ import type { Generated, GeneratedAlways } from 'kysely'
 export type Flag = 0 | 1
 
 /** The rows of `locks` (made by migration 002); see `locks.ts`. */
-export type LockName = 'setup' | 'redirects' | 'retention'
+export type LockName = 'setup' | 'redirects' | 'retention' | 'notifications'
 
 /** The tables whose rows the API serves; any change to them moves the content version. */
 export const CONTENT_TABLES = ['forms', 'submissions', 'pages', 'redirects'] as const
@@ -201,6 +201,61 @@ export interface KeyUsageHourlyTable {
   rejected: number | string
 }
 
+/** A webhook endpoint (migration 014); `secret` is encrypted (see `services/notifications/secrets.ts`). */
+export interface WebhookEndpointsTable {
+  id: string
+  url: string
+  /** The event types it receives, as a JSON array. */
+  events: string
+  form_id: string | null
+  status: 'active' | 'disabled'
+  secret: string
+  previous_secret: string | null
+  previous_secret_until: string | null
+  consecutive_failures: number
+  last_failure_at: string | null
+  last_success_at: string | null
+  created_at: string
+}
+
+export type NotificationEventType = 'submission.created' | 'content.changed'
+
+/** Something to notify of (migration 014): `data` is the event's `data` member as JSON text. */
+export interface NotificationEventsTable {
+  id: string
+  type: NotificationEventType
+  form_id: string | null
+  submission_id: string | null
+  data: string
+  created_at: string
+}
+
+/** One event to one target (migration 014); see the migration for the lease and the ids. */
+export interface NotificationDeliveriesTable {
+  id: string
+  event_id: string
+  endpoint_id: string | null
+  channel: 'webhook' | 'email'
+  status: 'pending' | 'delivered' | 'failed'
+  attempts: number
+  last_status: string | null
+  response_code: number | null
+  duration_ms: number | null
+  last_error: string | null
+  next_attempt_at: string
+  delivered_at: string | null
+  claimed_until: string | null
+  expires_at: string
+  created_at: string
+  updated_at: string
+}
+
+/** The content versions the last `content.changed` event covered (migration 014). */
+export interface NotificationCursorsTable {
+  kind: ContentKind
+  version: number | string
+}
+
 export interface Database {
   forms: FormsTable
   /**
@@ -222,4 +277,8 @@ export interface Database {
   form_submission_counts: FormSubmissionCountsTable
   audit_log: AuditLogTable
   key_usage_hourly: KeyUsageHourlyTable
+  webhook_endpoints: WebhookEndpointsTable
+  notification_events: NotificationEventsTable
+  notification_deliveries: NotificationDeliveriesTable
+  notification_cursors: NotificationCursorsTable
 }

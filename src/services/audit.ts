@@ -49,6 +49,11 @@ export const AUDIT_ACTIONS = [
   'redirect.deleted',
   'redirects.imported',
   'redirects.flattened',
+  'webhook.created',
+  'webhook.deleted',
+  'webhook.enabled',
+  'webhook.secret_rotated',
+  'webhook.resent',
 ] as const
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]

@@ -7,6 +7,8 @@ import { createImporter } from './import/index.js'
 import { createInboxService } from './inbox.js'
 import { createIntakeService } from './intake.js'
 import { createKeyService } from './keys.js'
+import { keySource } from './notifications/secrets.js'
+import { createWebhookService } from './notifications/webhooks.js'
 import { createRedirectApplier } from './redirect-applier.js'
 import { createRedirectService } from './redirects.js'
 import { createSessionService, type SessionOptions } from './sessions.js'
@@ -20,9 +22,19 @@ import { createUserService } from './users.js'
  */
 export function createServices(
   database: DatabaseHandle,
-  options: { sessions?: SessionOptions; intake?: { clock?: () => number } } = {},
+  options: {
+    sessions?: SessionOptions
+    intake?: { clock?: () => number }
+    /** `SECRET_KEY` and `WEBHOOK_ALLOW_PRIVATE` (private addresses refused unless it is true). */
+    notifications?: { secretKey?: string; allowPrivate?: boolean; clock?: () => number }
+  } = {},
 ) {
   return {
+    webhooks: createWebhookService(database.db, {
+      allowPrivate: options.notifications?.allowPrivate ?? false,
+      secretKey: keySource(database, options.notifications?.secretKey),
+      clock: options.notifications?.clock,
+    }),
     content: createContentService(database),
     importer: createImporter(database.db),
     keys: createKeyService(database),

@@ -12,6 +12,7 @@ import {
 } from '../resources/form.js'
 import { formatTimestamp } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
+import { outboxWritten, recordSubmissionsCreated, submissionTargets } from './notifications/outbox.js'
 
 const DAY_MS = 86_400_000
 /** How often each instance asks for the retention lease. */
@@ -121,12 +122,20 @@ export function createIntakeService(db: Kysely<Database>, options: { clock?: () 
         referrer: post.referrer,
         created_at: at,
       }
-      if (post.spam) await db.insertInto('spam_submissions').values(common).execute()
-      else
-        await db
+      if (post.spam) {
+        // Spam notifies no one.
+        await db.insertInto('spam_submissions').values(common).execute()
+        return id
+      }
+      // The submission and its notifications commit together, or neither does.
+      const notified = await db.transaction().execute(async (trx) => {
+        await trx
           .insertInto('submissions')
           .values({ ...common, submitted_by: null, is_read: 0, is_starred: 0, notes: null, updated_at: at })
           .execute()
+        return recordSubmissionsCreated(trx, [id], await submissionTargets(trx, formId), new Date(clock()))
+      })
+      if (notified > 0) outboxWritten()
       return id
     },
 

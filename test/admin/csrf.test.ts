@@ -32,6 +32,7 @@ async function contentSnapshot(ctx: TestContext) {
       db.selectFrom('pages').selectAll().orderBy('id').execute(),
       db.selectFrom('redirects').selectAll().orderBy('id').execute(),
       db.selectFrom('spam_submissions').selectAll().orderBy('id').execute(),
+      db.selectFrom('webhook_endpoints').selectAll().orderBy('id').execute(),
     ]),
   )
 }
@@ -64,7 +65,35 @@ describe('CSRF protection of every state-changing dashboard route', () => {
       referrer: null,
       spam: true,
     })
+    // Never reached (the token is checked first): a row is enough, its secret need not open.
+    const webhook = 'whk_csrf0000000000000000'
+    await db
+      .insertInto('webhook_endpoints')
+      .values({
+        id: webhook,
+        url: 'https://example.com/hook',
+        events: '["content.changed"]',
+        form_id: null,
+        status: 'active',
+        secret: 'v1:x:y:z',
+        previous_secret: null,
+        previous_secret_until: null,
+        consecutive_failures: 0,
+        last_failure_at: null,
+        last_success_at: null,
+        created_at: '2024-01-01T00:00:00Z',
+      })
+      .execute()
     routes.push(
+      { route: '/admin/webhooks', url: '/admin/webhooks', fields: { url: 'https://example.com/x' } },
+      { route: '/admin/webhooks/:id/rotate', url: `/admin/webhooks/${webhook}/rotate`, fields: {} },
+      { route: '/admin/webhooks/:id/enable', url: `/admin/webhooks/${webhook}/enable`, fields: {} },
+      {
+        route: '/admin/webhooks/:id/resend',
+        url: `/admin/webhooks/${webhook}/resend`,
+        fields: { eventId: 'evt_x' },
+      },
+      { route: '/admin/webhooks/:id/remove', url: `/admin/webhooks/${webhook}/remove`, fields: {} },
       {
         route: '/admin/setup',
         url: '/admin/setup',

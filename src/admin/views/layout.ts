@@ -4,7 +4,16 @@ import { roleAllows } from '../../services/roles.js'
 import type { AdminSession } from '../../services/sessions.js'
 import { csrfField, flashMessage } from './components.js'
 
-export type Section = 'home' | 'forms' | 'pages' | 'redirects' | 'keys' | 'users' | 'audit' | 'account'
+export type Section =
+  | 'home'
+  | 'forms'
+  | 'pages'
+  | 'redirects'
+  | 'keys'
+  | 'webhooks'
+  | 'users'
+  | 'audit'
+  | 'account'
 
 export const ROLE_LABELS: Record<string, string> = {
   global_admin: 'Global admin',
@@ -26,7 +35,7 @@ function navigation(session: AdminSession, current: Section | undefined): SafeHt
   const organization =
     role === 'global_admin'
       ? html`<li class="group"><span class="group-label" id="nav-organization">Organization</span>
-      <ul aria-labelledby="nav-organization">${link('keys', '/admin/keys', 'API keys')}${link('users', '/admin/users', 'Users')}${link('audit', '/admin/audit', 'Audit log')}</ul></li>`
+      <ul aria-labelledby="nav-organization">${link('keys', '/admin/keys', 'API keys')}${link('webhooks', '/admin/webhooks', 'Webhooks')}${link('users', '/admin/users', 'Users')}${link('audit', '/admin/audit', 'Audit log')}</ul></li>`
       : ''
   return html`<nav class="main-nav" aria-label="Main"><ul>${content}${organization}</ul></nav>`
 }

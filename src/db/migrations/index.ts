@@ -12,6 +12,7 @@ import * as passwordChecks from './010-password-checks.js'
 import * as scopedContentVersions from './011-scoped-content-versions.js'
 import * as formIntake from './012-form-intake.js'
 import * as keyScopes from './013-key-scopes.js'
+import * as notifications from './014-notifications.js'
 
 /** Migrations are listed here rather than read from disk so that source and build run the same set. */
 export const migrationProvider: MigrationProvider = {
@@ -30,6 +31,7 @@ export const migrationProvider: MigrationProvider = {
       '011-scoped-content-versions': scopedContentVersions,
       '012-form-intake': formIntake,
       '013-key-scopes': keyScopes,
+      '014-notifications': notifications,
     }
   },
 }

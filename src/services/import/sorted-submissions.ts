@@ -98,9 +98,13 @@ export class SortedSubmissionLoad {
   /**
    * Folds repeated ids into their last record, moves every staged row into `submissions` in list
    * order (overwriting rows of the same id), and drops the stage. `counts` are moved from created
-   * to updated for every repeat that was counted as a new row.
+   * to updated for every repeat that was counted as a new row. `moved` runs after the move, while
+   * the stage still exists.
    */
-  async finish(counts: { created: KindCounts; updated: KindCounts }): Promise<void> {
+  async finish(
+    counts: { created: KindCounts; updated: KindCounts },
+    moved?: (stage: string) => Promise<void>,
+  ): Promise<void> {
     if (this.suspects.size > 0) await this.foldRepeats(counts)
     const update = Object.fromEntries(
       SUBMISSION_COLUMNS.filter((column) => column !== 'id').map((column) => [
@@ -123,6 +127,8 @@ export class SortedSubmissionLoad {
       )
       .onConflict((conflict) => conflict.column('id').doUpdateSet(update))
       .execute()
+    // The stage says which rows are new (`existed` 0), for whatever follows the move (notifications).
+    await moved?.(STAGED)
     await this.db.schema.dropTable(STAGED).execute()
   }
 

@@ -28,6 +28,12 @@ import {
 } from '../../db/tables.js'
 import { newId } from '../../ids.js'
 import { now as currentTime } from '../../time.js'
+import {
+  recordStagedSubmissionsCreated,
+  recordSubmissionsCreated,
+  type SubmissionTargets,
+  submissionTargets,
+} from '../notifications/outbox.js'
 import { BATCH_SIZE, BULK_SUBMISSIONS, chunks, KEPT_BATCH_SIZE } from './batches.js'
 import { fileChangedError, ImportError } from './errors.js'
 import type { JsonObject } from './json.js'
@@ -192,6 +198,7 @@ interface UpsertTemplate {
 class Writer {
   /** Compiled statements by kind, row count and columns (see {@link runTemplated}); undefined: not templatable. */
   private readonly templates = new Map<string, UpsertTemplate | undefined>()
+  private targets: SubmissionTargets | null | undefined
 
   constructor(
     private readonly trx: Transaction<Database>,
@@ -335,7 +342,9 @@ class Writer {
       }
     }
     await flush()
-    await load?.finish({ created: this.created, updated: this.updated })
+    await load?.finish({ created: this.created, updated: this.updated }, async (stage) =>
+      recordStagedSubmissionsCreated(this.trx, stage, await this.notified()),
+    )
     return written
   }
 
@@ -377,12 +386,23 @@ class Writer {
     const existing = await this.existing('submissions', given)
     this.updated.submissions += existing.size
     this.created.submissions += drafts.length - existing.size
-    await this.upsert(
-      'submissions',
-      drafts.map((draft) =>
-        submissionRow(draft, this.stamps(draft, draft.id === undefined ? undefined : existing.get(draft.id))),
-      ),
+    const rows = drafts.map((draft) =>
+      submissionRow(draft, this.stamps(draft, draft.id === undefined ? undefined : existing.get(draft.id))),
     )
+    await this.upsert('submissions', rows)
+    const targets = await this.notified()
+    if (targets !== null)
+      await recordSubmissionsCreated(
+        this.trx,
+        rows.flatMap((row) => (existing.has(row.id) ? [] : [row.id])),
+        targets,
+      )
+  }
+
+  /** Which forms' new submissions are notified of; read once per import (null: none). */
+  private async notified(): Promise<SubmissionTargets | null> {
+    if (this.targets === undefined) this.targets = await submissionTargets(this.trx)
+    return this.targets
   }
 
   /**

@@ -1,0 +1,268 @@
+import { type Kysely, type RawBuilder, sql } from 'kysely'
+import { dialectOf } from '../../db/database.js'
+import type { ContentKind, Database, NotificationEventType } from '../../db/tables.js'
+import { randomBase62 } from '../../ids.js'
+import { formatTimestamp } from '../../time.js'
+
+/**
+ * The outbox: events and their deliveries, written in the transaction of the change that causes
+ * them (a submission stored, content changed), so that a notification exists exactly when its
+ * change committed. Nothing is written when nothing would receive it: an import of a million
+ * submissions with no endpoint and no notified form costs two indexed reads.
+ */
+
+export const EVENT_TYPES = [
+  'submission.created',
+  'content.changed',
+] as const satisfies readonly NotificationEventType[]
+
+/** How long a delivery is retried after its event (or after a resend). */
+export const RETRY_WINDOW_MS = 3 * 86_400_000
+
+/** A new event id: `evt_` and 24 random base62 characters. */
+export function newEventId(): string {
+  return `evt_${randomBase62(24)}`
+}
+
+/** SQL for a new event id per row, for events written by `INSERT … SELECT`. */
+function eventIdSql(db: Kysely<Database>): RawBuilder<string> {
+  return dialectOf(db as unknown as Kysely<unknown>) === 'postgres'
+    ? sql<string>`'evt_' || replace(gen_random_uuid()::text, '-', '')`
+    : sql<string>`'evt_' || lower(hex(randomblob(16)))`
+}
+
+/** Which forms' new submissions something would receive: every form, some, or none (null). */
+export interface SubmissionTargets {
+  allForms: boolean
+  forms: Set<string>
+}
+
+const LIKE_SUBMISSION_CREATED = '%"submission.created"%'
+const LIKE_NOTIFY_EMAILS = '%"notifyEmails":["%'
+
+/**
+ * The forms whose new submissions an endpoint or an email would receive, or null for none; with
+ * `formId`, only whether that form's would (a public post asks for its own form alone).
+ */
+export async function submissionTargets(
+  db: Kysely<Database>,
+  formId?: string,
+): Promise<SubmissionTargets | null> {
+  const endpoints = await db
+    .selectFrom('webhook_endpoints')
+    .select('form_id')
+    .where('status', '=', 'active')
+    .where('events', 'like', LIKE_SUBMISSION_CREATED)
+    .execute()
+  const emailed = await db
+    .selectFrom('forms')
+    .select('id')
+    .where('intake', 'like', LIKE_NOTIFY_EMAILS)
+    .$if(formId !== undefined, (q) => q.where('id', '=', formId as string))
+    .execute()
+  if (endpoints.length === 0 && emailed.length === 0) return null
+  return {
+    allForms: endpoints.some((endpoint) => endpoint.form_id === null),
+    forms: new Set([
+      ...endpoints.flatMap((endpoint) => (endpoint.form_id === null ? [] : [endpoint.form_id])),
+      ...emailed.map((form) => form.id),
+    ]),
+  }
+}
+
+/**
+ * Writes a `submission.created` event for each of the stored submissions `ids` (all new, none
+ * spam) whose form something listens to, and its deliveries: one per matching active endpoint, one
+ * email when the form has addresses to notify. Run it in the transaction that stored them.
+ */
+export async function recordSubmissionsCreated(
+  trx: Kysely<Database>,
+  ids: readonly string[],
+  targets: SubmissionTargets | null,
+  at: Date = new Date(),
+): Promise<number> {
+  if (targets === null || ids.length === 0) return 0
+  if (!targets.allForms && targets.forms.size === 0) return 0
+  const created = formatTimestamp(at)
+  const result = await trx
+    .insertInto('notification_events')
+    .columns(['id', 'type', 'form_id', 'submission_id', 'data', 'created_at'])
+    .expression(
+      trx
+        .selectFrom('submissions')
+        .select([
+          eventIdSql(trx).as('id'),
+          sql<string>`'submission.created'`.as('type'),
+          'form_id',
+          'id as submission_id',
+          'json',
+          sql<string>`${created}`.as('created_at'),
+        ])
+        .where('id', 'in', ids)
+        .$if(!targets.allForms, (q) => q.where('form_id', 'in', [...targets.forms])),
+    )
+    .executeTakeFirst()
+  const inserted = Number(result.numInsertedOrUpdatedRows ?? 0)
+  if (inserted === 0) return 0
+  await addDeliveries(trx, created, (eb) =>
+    eb
+      .where('e.submission_id', 'in', ids)
+      .where('e.type', '=', 'submission.created')
+      .where('e.created_at', '=', created),
+  )
+  return inserted
+}
+
+/**
+ * The same for the submissions of a bulk load that are new: those of `table` (a staging table with
+ * `id` and `existed`) whose `existed` is 0, already moved into `submissions`.
+ */
+export async function recordStagedSubmissionsCreated(
+  trx: Kysely<Database>,
+  table: string,
+  targets: SubmissionTargets | null,
+  at: Date = new Date(),
+): Promise<void> {
+  if (targets === null) return
+  if (!targets.allForms && targets.forms.size === 0) return
+  const created = formatTimestamp(at)
+  const staged = sql.table(table)
+  const formFilter = targets.allForms ? sql`true` : sql`s.form_id in (${sql.join([...targets.forms])})`
+  await sql`insert into notification_events (id, type, form_id, submission_id, data, created_at)
+    select ${eventIdSql(trx)}, 'submission.created', s.form_id, s.id, s.json, ${created}
+    from ${staged} as st join submissions as s on s.id = st.id
+    where st.existed = 0 and ${formFilter}`.execute(trx)
+  // Every event of this load has this type and time; so may one that a post committed in the same
+  // second, whose deliveries exist already and are left alone (`on conflict do nothing`). No join
+  // with the stage: it has no statistics, and PostgreSQL then plans a nested loop over both.
+  await addDeliveries(trx, created, (eb) =>
+    eb.where('e.type', '=', 'submission.created').where('e.created_at', '=', created),
+  )
+}
+
+type EventFilter = Parameters<typeof addDeliveries>[2]
+
+/** Writes the deliveries of the events `filter` selects (aliased `e`): webhooks, then emails. */
+async function addDeliveries(
+  trx: Kysely<Database>,
+  at: string,
+  // biome-ignore lint/suspicious/noExplicitAny: a where-builder over the aliased events table
+  filter: (query: any) => any,
+): Promise<void> {
+  const expires = formatTimestamp(new Date(Date.parse(at) + RETRY_WINDOW_MS))
+  const common = {
+    status: sql<string>`'pending'`.as('status'),
+    attempts: sql<number>`0`.as('attempts'),
+    next: sql<string>`${at}`.as('next_attempt_at'),
+    expires: sql<string>`${expires}`.as('expires_at'),
+    created: sql<string>`${at}`.as('created_at'),
+    updated: sql<string>`${at}`.as('updated_at'),
+  }
+  const columns = [
+    'id',
+    'event_id',
+    'endpoint_id',
+    'channel',
+    'status',
+    'attempts',
+    'next_attempt_at',
+    'expires_at',
+    'created_at',
+    'updated_at',
+  ] as const
+  await trx
+    .insertInto('notification_deliveries')
+    .columns(columns)
+    .expression(
+      filter(
+        trx
+          .selectFrom('notification_events as e')
+          .innerJoin('webhook_endpoints as w', (join) =>
+            join.on((eb) =>
+              eb.and([
+                eb('w.status', '=', 'active'),
+                eb('w.events', 'like', sql<string>`'%"' || e.type || '"%'`),
+                eb.or([
+                  eb('w.form_id', 'is', null),
+                  eb('e.type', '<>', 'submission.created'),
+                  eb('w.form_id', '=', eb.ref('e.form_id')),
+                ]),
+              ]),
+            ),
+          )
+          .select([
+            sql<string>`e.id || ':' || w.id`.as('id'),
+            'e.id as event_id',
+            'w.id as endpoint_id',
+            sql<string>`'webhook'`.as('channel'),
+            ...Object.values(common),
+          ]),
+      ),
+    )
+    .onConflict((conflict) => conflict.column('id').doNothing())
+    .execute()
+  await trx
+    .insertInto('notification_deliveries')
+    .columns(columns)
+    .expression(
+      filter(
+        trx
+          .selectFrom('notification_events as e')
+          .innerJoin('forms as f', 'f.id', 'e.form_id')
+          .where('e.type', '=', 'submission.created')
+          .where('f.intake', 'like', LIKE_NOTIFY_EMAILS)
+          .select([
+            sql<string>`e.id || ':email'`.as('id'),
+            'e.id as event_id',
+            sql<null>`null`.as('endpoint_id'),
+            sql<string>`'email'`.as('channel'),
+            ...Object.values(common),
+          ]),
+      ),
+    )
+    .onConflict((conflict) => conflict.column('id').doNothing())
+    .execute()
+}
+
+/** Writes a `content.changed` event naming `kinds`, with a delivery per listening endpoint. */
+export async function recordContentChanged(
+  trx: Kysely<Database>,
+  kinds: readonly ContentKind[],
+  at: Date = new Date(),
+): Promise<string | null> {
+  const listening = await trx
+    .selectFrom('webhook_endpoints')
+    .select('id')
+    .where('status', '=', 'active')
+    .where('events', 'like', '%"content.changed"%')
+    .limit(1)
+    .execute()
+  if (listening.length === 0) return null
+  const id = newEventId()
+  const created = formatTimestamp(at)
+  await trx
+    .insertInto('notification_events')
+    .values({
+      id,
+      type: 'content.changed',
+      form_id: null,
+      submission_id: null,
+      data: JSON.stringify({ kinds }),
+      created_at: created,
+    })
+    .execute()
+  await addDeliveries(trx, created, (eb) => eb.where('e.id', '=', id))
+  return id
+}
+
+/** Wakes this process's delivery workers soon after a commit wrote deliveries, instead of at their next poll. */
+const wakers = new Set<() => void>()
+export function onOutboxWritten(waker: () => void): () => void {
+  wakers.add(waker)
+  return () => wakers.delete(waker)
+}
+export function outboxWritten(): void {
+  for (const wake of wakers) wake()
+}
+
+export type { EventFilter }
