@@ -245,7 +245,7 @@ describe('a form’s intake in the dashboard', () => {
     )
     expect(text).toContain('Submissions older than this are deleted automatically within the hour')
     expect(text).toContain(
-      'No mail is sent: this server has no outgoing mail server ( SMTP_URL ) configured.',
+      'No mail is sent: this server has no outgoing mail configured ( SMTP_URL and MAIL_FROM ).',
     )
 
     // The same database served with mail configured and a public address.
@@ -254,6 +254,7 @@ describe('a form’s intake in the dashboard', () => {
         ERROR_STYLE: 'code',
         LOG_LEVEL: 'silent',
         SMTP_URL: 'smtp://mailer:secret@127.0.0.1:2525',
+        MAIL_FROM: 'Lectern <forms@example.com>',
         PUBLIC_URL: 'https://forms.example.com/',
       },
       services: ctx.services,

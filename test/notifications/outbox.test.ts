@@ -32,6 +32,25 @@ describe('the outbox', () => {
     expect(await events(ctx)).toHaveLength(0)
   })
 
+  it('writes a submission.created when a post caught as spam is released, and none while it is spam', async () => {
+    const form = await openForm(ctx)
+    await services.webhooks.add({ url: ok.url, formId: form, events: 'submission.created' })
+    const before = (await events(ctx)).length
+    const id = await ctx.services.intake.accept(form, {
+      data: { message: 'not a bot after all' },
+      ipAddress: null,
+      userAgent: null,
+      referrer: null,
+      spam: true,
+    })
+    expect(await events(ctx)).toHaveLength(before)
+    await ctx.services.spam.release(id, 'cli')
+    const written = (await events(ctx)).slice(before)
+    expect(written.map((e) => [e.type, e.form_id, e.submission_id])).toEqual([
+      ['submission.created', form, id],
+    ])
+  })
+
   it('writes one submission.created per new imported submission of a notified form, none for updates', async () => {
     const notified = await openForm(ctx)
     const quiet = await openForm(ctx)

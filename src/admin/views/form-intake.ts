@@ -253,7 +253,7 @@ export function intakeSettingsPage(input: {
   const problems = input.problems ?? {}
   const noMail = input.mailConfigured
     ? undefined
-    : html`<p class="alert warning">No mail is sent: this server has no outgoing mail server (<code>SMTP_URL</code>) configured. The addresses are kept for when it has one.</p>`
+    : html`<p class="alert warning">No mail is sent: this server has no outgoing mail configured (<code>SMTP_URL</code> and <code>MAIL_FROM</code>). The addresses are kept for when it has one.</p>`
   return layout({
     title: `Intake of ${form.title}`,
     session,
