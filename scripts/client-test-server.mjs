@@ -12,7 +12,9 @@
  *
  * keys: `admin`, `editor`, `viewer` (active keys of users with that role), `inactive` (deactivated),
  * `revoked`, `unknown` (well-formed, never created), `burst` and `burst2` (fresh admin keys kept for
- * the rate-limit scenarios). Default rate limits apply (10 per second, 1000 per hour).
+ * the rate-limit scenarios), and two scoped keys of the admin: `pagesOnly` (scope `pages:read`) and
+ * `contactSubmissions` (scope `submissions:read`, narrowed to `form_contact`). Default rate limits
+ * apply (10 per second, 1000 per hour).
  *
  * It serves until its stdin closes (so spawn it with stdin as a pipe, and it stops when its parent
  * dies) or it receives SIGTERM/SIGINT; then it stops and deletes its temporary directory. Nothing
@@ -96,8 +98,8 @@ async function main() {
 
   const adminEmail = 'admin@example.com'
   await services.users.createUser({ email: adminEmail, role: 'global_admin' })
-  const createKey = async (name, userEmail = adminEmail) =>
-    (await services.keys.createApiKey({ name, userEmail })).plainKey
+  const createKey = async (name, userEmail = adminEmail, narrowing = {}) =>
+    (await services.keys.createApiKey({ name, userEmail, ...narrowing })).plainKey
 
   // Only a global admin may create keys, so the editor and viewer get theirs before their demotion.
   const roleKey = async (role) => {
@@ -117,6 +119,11 @@ async function main() {
     unknown: unknownKey(),
     burst: await createKey('burst key'),
     burst2: await createKey('second burst key'),
+    pagesOnly: await createKey('sitemap key', adminEmail, { scopes: ['pages:read'] }),
+    contactSubmissions: await createKey('CRM sync key', adminEmail, {
+      scopes: ['submissions:read'],
+      forms: ['form_contact'],
+    }),
   }
   const inactive = await services.keys.createApiKey({ name: 'inactive key', userEmail: adminEmail })
   await services.keys.deactivateApiKey(inactive.key.id)

@@ -98,6 +98,61 @@ async function* allItems<Item, Params extends { pageSize?: number }>(
   }
 }
 
+/** A moment in time for a filter: a `Date`, or ISO 8601 text passed to the server as it is. */
+export type TimeValue = Date | string
+
+/**
+ * Filters of a form's submissions: `createdAt` in `[since, until)` (either bound may be left out),
+ * and the read and starred flags. A `Date` is sent as UTC with `Z`; text is sent as given, and the
+ * server refuses what is not a date-time with an `InvalidRequestError` naming the parameter.
+ */
+export interface SubmissionFilters {
+  since?: TimeValue
+  until?: TimeValue
+  isRead?: boolean
+  isStarred?: boolean
+}
+
+/** Parameters of `forms.submissions()`: a page, its size, and the filters. */
+export type SubmissionsParams = Omit<ListFormSubmissionsParams, keyof SubmissionFilters> & SubmissionFilters
+
+/** Parameters of `submissions.sync()`: the window, the flags, and the page size it reads with. */
+export interface SyncParams extends SubmissionFilters {
+  /** Items per request (default 100, the most the API serves). */
+  pageSize?: number
+}
+
+/** What one `submissions.sync()` run read, and the `since` of the next run. */
+export interface SyncResult {
+  /** The window's submissions, newest first. */
+  items: Submission[]
+  /** The window's end as it was sent (ISO 8601): store it, and pass it as `since` next time. */
+  until: string
+}
+
+/**
+ * A time as the API reads it: UTC with `Z`, whole seconds unless the `Date` has a fraction.
+ * Text is left to the server, which accepts offsets and names the parameter when it is wrong.
+ */
+function formatTime(name: string, value: TimeValue): string {
+  if (typeof value === 'string') return value
+  if (!(value instanceof Date) || Number.isNaN(value.getTime()))
+    throw new TypeError(`Lectern: ${name} must be a valid Date or an ISO 8601 string`)
+  const text = value.toISOString()
+  return text.endsWith('.000Z') ? `${text.slice(0, 19)}Z` : text
+}
+
+/** The query of a submissions list, in the caller's order, its times written as the API reads them. */
+function submissionsQuery(params: SubmissionsParams): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(params).map(([name, value]) =>
+      (name === 'since' || name === 'until') && value !== undefined
+        ? [name, formatTime(name, value as TimeValue)]
+        : [name, value],
+    ),
+  )
+}
+
 /** A list endpoint, read a page at a time with `list()` or item by item with `all()`. */
 class Listing<Params extends { page?: number; pageSize?: number }, Item> {
   constructor(
@@ -154,22 +209,65 @@ export class Forms extends Listing<ListFormsParams, Form> {
     return body.data as FormDetail
   }
 
-  /** One page of a form's submissions; an unknown form is a `NotFoundError`. */
+  /**
+   * One page of a form's submissions, filtered by `since`/`until` (`createdAt` in `[since, until)`),
+   * `isRead` and `isStarred`; an unknown form is a `NotFoundError`.
+   */
   submissions(
     formId: string,
-    params: ListFormSubmissionsParams = {},
+    params: SubmissionsParams = {},
     options?: RequestOptions,
   ): Promise<List<Submission>> {
-    return this.transport.get(`/forms/${encodeURIComponent(formId)}/submissions`, { ...params }, options)
+    return this.transport.get(
+      `/forms/${encodeURIComponent(formId)}/submissions`,
+      submissionsQuery(params),
+      options,
+    )
   }
 
-  /** Every submission of a form, newest first, page after page. */
+  /** Every submission of a form (the filters apply), newest first, page after page. */
   allSubmissions(
     formId: string,
-    params: AllParams<ListFormSubmissionsParams> = {},
+    params: AllParams<SubmissionsParams> = {},
     options?: RequestOptions,
   ): AsyncGenerator<Submission, void> {
     return allItems((page) => this.submissions(formId, page, options), params)
+  }
+}
+
+/**
+ * Incremental reads of a form's submissions (needs `submissions:read`): `sync()` reads one window
+ * `[since, until)` to its end and hands back the `until` to start the next run from.
+ */
+export class Submissions {
+  constructor(
+    private readonly forms: Forms,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /**
+   * Every submission of the window `[since, until)`, page by page, and the window's `until`.
+   * `until` defaults to now, taken once at the start and cut to the whole second: the server counts
+   * a fraction as the next second, which would let a submission of this very second fall in this
+   * window after it was read, and not in the next. Without `since`, it reads everything before
+   * `until` (a first run). New submissions are created after `until`, so no page shifts under it.
+   *
+   * ```ts
+   * const { items, until } = await lectern.submissions.sync('form_contact', { since: state.until })
+   * await crm.save(items)
+   * state.until = until // only once the items are stored
+   * ```
+   */
+  async sync(formId: string, params: SyncParams = {}, options?: RequestOptions): Promise<SyncResult> {
+    const { since, until, pageSize = MAX_PAGE_SIZE, ...flags } = params
+    const end =
+      until === undefined
+        ? formatTime('until', new Date(Math.floor(this.clock() / 1000) * 1000))
+        : formatTime('until', until)
+    const window = { ...flags, pageSize, until: end, ...(since !== undefined ? { since } : {}) }
+    const items: Submission[] = []
+    for await (const item of this.forms.allSubmissions(formId, window, options)) items.push(item)
+    return { items, until: end }
   }
 }
 
@@ -198,6 +296,7 @@ export class Redirects extends Listing<ListRedirectsParams, Redirect> {
  */
 export class Lectern {
   readonly forms: Forms
+  readonly submissions: Submissions
   readonly pages: Pages
   readonly redirects: Redirects
   private lastRateLimit: RateLimitState | null = null
@@ -246,6 +345,7 @@ export class Lectern {
       ...(options.sleep ? { sleep: options.sleep } : {}),
     })
     this.forms = new Forms(transport)
+    this.submissions = new Submissions(this.forms)
     this.pages = new Pages(transport)
     this.redirects = new Redirects(transport)
   }

@@ -77,7 +77,10 @@ export class LecternError<
 export class InvalidRequestError extends LecternError<TypesOfStatus<400 | 408 | 414 | 431>> {}
 /** 401: the API key is missing, malformed, unknown, revoked or inactive. */
 export class AuthenticationError extends LecternError<TypesOfStatus<401>> {}
-/** 403: the key's role lacks the permission the endpoint needs. */
+/**
+ * 403: the key's role or scopes lack the permission the endpoint needs, or its forms leave out this
+ * form; the message names the permission (and the form).
+ */
 export class PermissionError extends LecternError<TypesOfStatus<403>> {}
 /** 404: the form (or path) does not exist. */
 export class NotFoundError extends LecternError<TypesOfStatus<404>> {}

@@ -7,6 +7,12 @@ export {
   type List,
   Pages,
   Redirects,
+  type SubmissionFilters,
+  Submissions,
+  type SubmissionsParams,
+  type SyncParams,
+  type SyncResult,
+  type TimeValue,
 } from './client.js'
 export {
   APIConnectionError,

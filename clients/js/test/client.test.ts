@@ -11,6 +11,8 @@ import {
   type Page,
   PermissionError,
   type Submission,
+  Submissions,
+  type SyncResult,
 } from '../src/index.js'
 import { listOf, type RunningLectern, recordingFetch, startLectern, startMisbehaving } from './support.js'
 
@@ -77,6 +79,44 @@ describe('the TypeScript client against a running server', () => {
     expectTypeOf(data).toEqualTypeOf<Submission[]>()
     expect(data.map((submission) => submission.id)).toEqual(['submission_5', 'submission_4'])
     expect(data[0]?.data).toEqual({ n: 5 })
+  })
+
+  it('sends Date filters as UTC with Z, text as given, and the flags as true or false', async () => {
+    const { fetch, calls } = recordingFetch()
+    const client = server.client({ fetch })
+    const { data } = await client.forms.submissions('form_1', {
+      since: new Date('2024-01-02T11:00:00+01:00'),
+      until: new Date(Date.UTC(2024, 0, 4, 10, 0, 0, 250)),
+      isRead: false,
+    })
+    // The fraction counts as the next whole second, so submission_4 (10:00:00) is inside.
+    expect(data.map((submission) => submission.id)).toEqual(['submission_4', 'submission_3', 'submission_2'])
+    const all = []
+    for await (const one of client.forms.allSubmissions('form_1', { since: day(4), isStarred: false }))
+      all.push(one.id)
+    expect(all).toEqual(['submission_5', 'submission_4'])
+    expect(calls.map((call) => decodeURIComponent(new URL(call.url).search))).toEqual([
+      '?since=2024-01-02T10:00:00Z&until=2024-01-04T10:00:00.250Z&isRead=false',
+      '?since=2024-01-04T10:00:00Z&isStarred=false&pageSize=100&page=1',
+    ])
+    expect(() => client.forms.submissions('form_1', { since: new Date('never') })).toThrow(TypeError)
+  })
+
+  it('syncs up to now cut to the whole second, then from there to a given until', async () => {
+    // 10:00:00.900 on the 3rd: submission_3, created at 10:00:00, belongs to the next run.
+    const sync = new Submissions(lectern.forms, () => Date.UTC(2024, 0, 3, 10, 0, 0, 900))
+    const first = await sync.sync('form_1', { pageSize: 1 })
+    expectTypeOf(first).toEqualTypeOf<SyncResult>()
+    expect(first).toEqual({
+      items: [
+        expect.objectContaining({ id: 'submission_2' }),
+        expect.objectContaining({ id: 'submission_1' }),
+      ],
+      until: '2024-01-03T10:00:00Z',
+    })
+    const second = await lectern.submissions.sync('form_1', { since: first.until, until: new Date(day(5)) })
+    expect(second.items.map((submission) => submission.id)).toEqual(['submission_4', 'submission_3'])
+    expect(second.until).toBe(day(5))
   })
 
   it('lists pages and redirects with their filters', async () => {

@@ -26,10 +26,24 @@ interface Expectation {
   error?: { kind: ErrorKind; type: string; status: number; messageContains?: string }
   lastStatus?: number
   rateLimit?: { limit?: number; remainingBelow?: number }
+  until?: string
 }
 interface Step {
   call: string
-  args?: { formId?: string; page?: number; pageSize?: number; active?: boolean; published?: boolean }
+  args?: {
+    formId?: string
+    page?: number
+    pageSize?: number
+    active?: boolean
+    published?: boolean
+    since?: string
+    until?: string
+    isRead?: boolean
+    isStarred?: boolean
+    data?: Record<string, unknown>
+    milliseconds?: number
+  }
+  save?: string
   times?: number
   expect?: Expectation
   expectLast?: Expectation
@@ -70,6 +84,10 @@ interface Outcome {
   meta?: Record<string, number>
   /** What a `get` returned. */
   item?: object
+  /** What a `sync` returned as the next run's `since`. */
+  until?: string
+  /** What a step may `save` for later ones. */
+  saved?: string
 }
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
@@ -83,10 +101,44 @@ async function page(list: Promise<List<{ id: string }>>): Promise<Outcome> {
   return { items: data, meta: { ...meta } }
 }
 
+/** `$name` in an argument or an expected id stands for what an earlier step saved as `name`. */
+function resolve<T>(value: T, saved: Map<string, string>): T {
+  if (typeof value === 'string' && value.startsWith('$')) {
+    const name = value.slice(1)
+    if (!saved.has(name)) throw new Error(`Nothing saved as ${name} before it is used`)
+    return saved.get(name) as T
+  }
+  if (Array.isArray(value)) return value.map((one) => resolve(one, saved)) as T
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([key, one]) => [key, resolve(one, saved)])) as T
+  return value
+}
+
+/** Posts a submission the way a site's form does (no key), as `intake.submit` asks. */
+async function submit(formId: string, data: Record<string, unknown>): Promise<Outcome> {
+  const response = await fetch(`${server.baseUrl}/f/${encodeURIComponent(formId)}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify(data),
+  })
+  const body = (await response.json()) as { id: string }
+  expect(response.status, `intake.submit: ${JSON.stringify(body)}`).toBe(201)
+  return { items: [], saved: body.id }
+}
+
 /** Makes the step's call with its canonical arguments. */
 async function call(lectern: Lectern, step: Step): Promise<Outcome> {
-  const { formId = '', ...params } = step.args ?? {}
+  const { formId = '', data = {}, milliseconds = 0, ...params } = step.args ?? {}
   switch (step.call) {
+    case 'submissions.sync': {
+      const { items, until } = await lectern.submissions.sync(formId, params)
+      return { items, until, saved: until }
+    }
+    case 'intake.submit':
+      return submit(formId, data)
+    case 'clock.wait':
+      await new Promise((done) => setTimeout(done, milliseconds))
+      return { items: [] }
     case 'forms.list':
       return page(lectern.forms.list(params))
     case 'forms.all':
@@ -126,6 +178,7 @@ function checkOutcome(
   outcome: Outcome | LecternError,
   expected: Expectation,
   where: string,
+  saved: Map<string, string>,
 ) {
   if (expected.error) {
     const { kind, type, status, messageContains } = expected.error
@@ -140,7 +193,8 @@ function checkOutcome(
       expect(
         items.map((item) => item.id),
         where,
-      ).toEqual(expected.ids)
+      ).toEqual(resolve(expected.ids, saved))
+    if (expected.until !== undefined) expect(outcome.until, where).toBe(expected.until)
     if (expected.meta) expect(meta, where).toStrictEqual(expected.meta)
     if (expected.item) {
       const item = withBaseUrl(expected.item, server.baseUrl)
@@ -183,6 +237,9 @@ describe('the shared client scenarios (spec/client-scenarios.json)', () => {
         'forms.get',
         'forms.list',
         'forms.submissions',
+        'intake.submit',
+        'clock.wait',
+        'submissions.sync',
         'pages.all',
         'pages.list',
         'redirects.all',
@@ -195,15 +252,19 @@ describe('the shared client scenarios (spec/client-scenarios.json)', () => {
     const apiKey = server.keys[scenario.key]
     expect(apiKey, `launcher key ${scenario.key}`).toBeDefined()
     const lectern = new Lectern({ baseUrl: server.baseUrl, apiKey: apiKey as string, ...scenario.client })
-    for (const [index, step] of scenario.steps.entries()) {
+    const saved = new Map<string, string>()
+    for (const [index, rawStep] of scenario.steps.entries()) {
+      const step = { ...rawStep, args: resolve(rawStep.args, saved) }
       const times = step.times ?? 1
       for (let run = 1; run <= times; run++) {
         const where = `step ${index + 1} (${step.call}), run ${run} of ${times}`
         const outcome = await call(lectern, step).catch((error: LecternError) => error)
         const last = run === times
-        if (step.expect) checkOutcome(lectern, outcome, step.expect, where)
-        else if (step.expectLast && last) checkOutcome(lectern, outcome, step.expectLast, where)
+        if (step.expect) checkOutcome(lectern, outcome, step.expect, where, saved)
+        else if (step.expectLast && last) checkOutcome(lectern, outcome, step.expectLast, where, saved)
         else if (outcome instanceof Error) throw outcome
+        if (step.save && !(outcome instanceof Error) && outcome.saved !== undefined)
+          saved.set(step.save, outcome.saved)
       }
     }
   })

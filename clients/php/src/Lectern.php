@@ -13,6 +13,7 @@ use Lectern\Http\Transport;
 use Lectern\Resource\Forms;
 use Lectern\Resource\Pages;
 use Lectern\Resource\Redirects;
+use Lectern\Resource\Submissions;
 
 /**
  * A client of the Lectern content API. Failed requests throw a
@@ -30,6 +31,9 @@ use Lectern\Resource\Redirects;
 final class Lectern
 {
     public readonly Forms $forms;
+
+    /** Incremental reads of submissions: `sync()` over a window, handing back the next `since`. */
+    public readonly Submissions $submissions;
 
     public readonly Pages $pages;
 
@@ -98,6 +102,7 @@ final class Lectern
             $maxResponseBytes,
         );
         $this->forms = new Forms($this->transport);
+        $this->submissions = new Submissions($this->forms);
         $this->pages = new Pages($this->transport);
         $this->redirects = new Redirects($this->transport);
     }

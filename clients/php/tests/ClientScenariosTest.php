@@ -15,6 +15,7 @@ use Lectern\Exception\ServerException;
 use Lectern\Exception\ServiceUnavailableException;
 use Lectern\FormDetail;
 use Lectern\Lectern;
+use Lectern\SyncResult;
 use Lectern\Tests\Support\TestServer;
 use PHPUnit\Framework\TestCase;
 
@@ -52,7 +53,9 @@ final class ClientScenariosTest extends TestCase
         $launcher = TestServer::launcher();
         $this->assertArrayHasKey($scenario['key'], $launcher['keys'], 'the scenario names a key the test server made');
         $lectern = new Lectern($launcher['baseUrl'], $launcher['keys'][$scenario['key']], ...($scenario['client'] ?? []));
+        $saved = [];
         foreach ($scenario['steps'] as $number => $step) {
+            $step['args'] = self::resolve($step['args'] ?? [], $saved);
             $times = $step['times'] ?? 1;
             for ($run = 1; $run <= $times; ++$run) {
                 $where = \sprintf('step %d (%s), run %d', $number + 1, $step['call'], $run);
@@ -60,17 +63,64 @@ final class ClientScenariosTest extends TestCase
                 if (isset($step['expectLast'])) {
                     $expect = $run === $times ? $step['expectLast'] : [];
                 }
-                $this->runStep($lectern, $step, $expect ?? [], $where);
+                $kept = $this->runStep($lectern, $step, self::resolve($expect ?? [], $saved), $where);
+                if (isset($step['save']) && $kept !== null) {
+                    $saved[$step['save']] = $kept;
+                }
             }
         }
     }
 
     /**
+     * `$name` in an argument or an expectation stands for what an earlier step saved as `name`.
+     *
+     * @param array<string, string> $saved
+     */
+    private static function resolve(mixed $value, array $saved): mixed
+    {
+        if (\is_string($value) && str_starts_with($value, '$')) {
+            if (!\array_key_exists(substr($value, 1), $saved)) {
+                throw new \LogicException("nothing saved as $value before it is used");
+            }
+
+            return $saved[substr($value, 1)];
+        }
+
+        return \is_array($value) ? array_map(static fn ($one) => self::resolve($one, $saved), $value) : $value;
+    }
+
+    /** Posts a submission the way a site's form does (no key), as `intake.submit` asks; its id. */
+    private function submit(string $formId, mixed $data): string
+    {
+        $context = stream_context_create(['http' => [
+            'method' => 'POST',
+            'header' => "Content-Type: application/json\r\nAccept: application/json\r\n",
+            'content' => json_encode($data, \JSON_THROW_ON_ERROR),
+            'ignore_errors' => true,
+        ]]);
+        $body = file_get_contents(TestServer::launcher()['baseUrl'] . '/f/' . rawurlencode($formId), false, $context);
+        $this->assertIsString($body);
+        $this->assertStringContainsString(' 201', $http_response_header[0] ?? '', "intake.submit: $body");
+
+        return json_decode($body, true, 512, \JSON_THROW_ON_ERROR)['id'];
+    }
+
+    /**
+     * Runs one step and checks it; what it keeps for a later step's `$name`, if anything.
+     *
      * @param array<string, mixed> $step
      * @param array<string, mixed> $expect
      */
-    private function runStep(Lectern $lectern, array $step, array $expect, string $where): void
+    private function runStep(Lectern $lectern, array $step, array $expect, string $where): ?string
     {
+        if ($step['call'] === 'intake.submit') {
+            return $this->submit($step['args']['formId'], $step['args']['data']);
+        }
+        if ($step['call'] === 'clock.wait') {
+            usleep($step['args']['milliseconds'] * 1000);
+
+            return null;
+        }
         [$resource, $method] = explode('.', $step['call']);
         $args = $step['args'] ?? [];
         $positional = [];
@@ -83,6 +133,7 @@ final class ClientScenariosTest extends TestCase
             $items = match (true) {
                 $result instanceof Collection => $result->data,
                 $result instanceof FormDetail => [$result],
+                $result instanceof SyncResult => $result->items,
                 default => iterator_to_array($result, false),
             };
         } catch (LecternException $error) {
@@ -92,7 +143,7 @@ final class ClientScenariosTest extends TestCase
             $this->assertError($expect['error'], $error, $where);
             $this->assertResponse($lectern, $expect, $where);
 
-            return;
+            return null;
         }
         $this->assertArrayNotHasKey('error', $expect, "$where: expected an error, got a result");
         if (isset($expect['ids'])) {
@@ -112,7 +163,13 @@ final class ClientScenariosTest extends TestCase
             $this->assertInstanceOf(Collection::class, $result, "$where: only a page has meta");
             $this->assertSame($expect['meta'], $result->meta->toArray(), "$where: meta");
         }
+        if (isset($expect['until'])) {
+            $this->assertInstanceOf(SyncResult::class, $result, "$where: only a sync returns until");
+            $this->assertSame($expect['until'], $result->until, "$where: until");
+        }
         $this->assertResponse($lectern, $expect, $where);
+
+        return $result instanceof SyncResult ? $result->until : null;
     }
 
     /** `{baseUrl}` in an expected value stands for the test server's address. */

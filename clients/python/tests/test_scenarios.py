@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import time
+import urllib.request
 from typing import Any, Dict, List, Optional, Type
 
 import pytest
@@ -23,9 +26,18 @@ ERROR_CLASS_BY_KIND: Dict[str, Type[LecternError]] = {
 }
 
 # The contract's canonical camelCase names, in Python's idiom.
-ARGUMENT_NAMES = {"page": "page", "pageSize": "page_size", "active": "active", "published": "published"}
+ARGUMENT_NAMES = {
+    "page": "page",
+    "pageSize": "page_size",
+    "active": "active",
+    "published": "published",
+    "since": "since",
+    "until": "until",
+    "isRead": "is_read",
+    "isStarred": "is_starred",
+}
 CLIENT_OPTIONS = {"maxRetries": "max_retries"}
-EXPECT_KEYS = {"ids", "meta", "items", "item", "error", "lastStatus", "rateLimit"}
+EXPECT_KEYS = {"ids", "meta", "items", "item", "error", "lastStatus", "rateLimit", "until"}
 
 
 class Outcome:
@@ -37,14 +49,48 @@ class Outcome:
         meta: Any = None,
         error: Optional[BaseException] = None,
         item: Any = None,
+        until: Optional[str] = None,
+        saved: Optional[str] = None,
     ):
         self.items = items
         self.meta = meta
         self.error = error
         self.item = item
+        self.until = until
+        self.saved = saved
+
+
+def resolve(value: Any, saved: Dict[str, str]) -> Any:
+    """``$name`` in an argument or an expected id stands for what an earlier step saved as ``name``."""
+    if isinstance(value, str) and value.startswith("$"):
+        assert value[1:] in saved, f"nothing saved as {value[1:]} before it is used"
+        return saved[value[1:]]
+    if isinstance(value, list):
+        return [resolve(one, saved) for one in value]
+    if isinstance(value, dict):
+        return {key: resolve(one, saved) for key, one in value.items()}
+    return value
+
+
+def submit(base_url: str, form_id: str, data: Dict[str, Any]) -> Outcome:
+    """Posts a submission the way a site's form does (no key), as ``intake.submit`` asks."""
+    request = urllib.request.Request(
+        f"{base_url}/f/{form_id}",
+        data=json.dumps(data).encode(),
+        headers={"Content-Type": "application/json", "Accept": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 201, response.status
+        return Outcome(items=[], saved=json.load(response)["id"])
 
 
 def perform(client: Lectern, call: str, args: Dict[str, Any]) -> Outcome:
+    if call == "intake.submit":
+        return submit(client.base_url, args["formId"], args["data"])
+    if call == "clock.wait":
+        time.sleep(args["milliseconds"] / 1000)
+        return Outcome(items=[])
     kwargs = {ARGUMENT_NAMES[name]: value for name, value in args.items() if name != "formId"}
     positional = [args["formId"]] if "formId" in args else []
     resource_name, method_name = call.split(".")
@@ -55,6 +101,9 @@ def perform(client: Lectern, call: str, args: Dict[str, Any]) -> Outcome:
             return Outcome(items=[result], item=result)
         if method_name in ("all", "allSubmissions"):
             return Outcome(items=list(result))
+        if method_name == "sync":
+            assert isinstance(result, lectern.SyncResult)
+            return Outcome(items=result.items, until=result.until, saved=result.until)
         return Outcome(items=list(result.data), meta=result.meta)
     except LecternError as error:
         return Outcome(error=error)
@@ -71,7 +120,7 @@ def with_base_url(value: Any, base_url: str) -> Any:
     return value
 
 
-def check(client: Lectern, expect: Dict[str, Any], outcome: Outcome, where: str) -> None:
+def check(client: Lectern, expect: Dict[str, Any], outcome: Outcome, where: str, saved: Dict[str, str]) -> None:
     unknown = set(expect) - EXPECT_KEYS
     assert not unknown, f"{where}: the scenario expects {unknown}, which this runner does not know"
     if "error" in expect:
@@ -90,7 +139,9 @@ def check(client: Lectern, expect: Dict[str, Any], outcome: Outcome, where: str)
         raise AssertionError(f"{where}: the call raised {outcome.error!r}") from outcome.error
     if "ids" in expect:
         assert outcome.items is not None
-        assert [item.id for item in outcome.items] == expect["ids"], where
+        assert [item.id for item in outcome.items] == resolve(expect["ids"], saved), where
+    if "until" in expect:
+        assert outcome.until == expect["until"], where
     if "items" in expect:
         assert outcome.items is not None
         assert [item.to_dict() for item in outcome.items] == expect["items"], where
@@ -127,14 +178,17 @@ def check(client: Lectern, expect: Dict[str, Any], outcome: Outcome, where: str)
 def test_scenario(scenario: Dict[str, Any], lectern_server: LecternServer) -> None:
     options = {CLIENT_OPTIONS[name]: value for name, value in scenario.get("client", {}).items()}
     client = Lectern(base_url=lectern_server.base_url, api_key=lectern_server.keys[scenario["key"]], **options)
+    saved: Dict[str, str] = {}
     for number, step in enumerate(scenario["steps"], start=1):
         times = step.get("times", 1)
         for run in range(1, times + 1):
             where = f"step {number} ({step['call']}), run {run} of {times}"
-            outcome = perform(client, step["call"], step.get("args", {}))
+            outcome = perform(client, step["call"], resolve(step.get("args", {}), saved))
             if "expectLast" in step and run < times:
-                check(client, {}, outcome, where)
+                check(client, {}, outcome, where, saved)
             elif "expectLast" in step:
-                check(client, step["expectLast"], outcome, where)
+                check(client, step["expectLast"], outcome, where, saved)
             else:
-                check(client, step.get("expect", {}), outcome, where)
+                check(client, step.get("expect", {}), outcome, where, saved)
+            if "save" in step and outcome.error is None and outcome.saved is not None:
+                saved[step["save"]] = outcome.saved

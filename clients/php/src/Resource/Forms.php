@@ -80,29 +80,72 @@ final class Forms extends Listing
 
     /**
      * One page of a form's submissions, newest first; an unknown form is a NotFoundException.
+     * `$since` and `$until` select `createdAt` in `[since, until)`: a DateTimeInterface is sent as
+     * UTC with `Z`, a string as it is (the server refuses what is not a date-time with an
+     * InvalidRequestException naming the parameter). `$isRead` and `$isStarred` select the flags.
      *
      * @return Collection<Submission>
      *
      * @throws LecternException
      */
-    public function submissions(string $formId, ?int $page = null, ?int $pageSize = null): Collection
-    {
+    public function submissions(
+        string $formId,
+        ?int $page = null,
+        ?int $pageSize = null,
+        \DateTimeInterface|string|null $since = null,
+        \DateTimeInterface|string|null $until = null,
+        ?bool $isRead = null,
+        ?bool $isStarred = null,
+    ): Collection {
         return $this->fetch(
             '/forms/' . rawurlencode($formId) . '/submissions',
-            ['page' => $page, 'pageSize' => $pageSize],
+            [
+                'page' => $page,
+                'pageSize' => $pageSize,
+                'since' => self::time($since),
+                'until' => self::time($until),
+                'isRead' => $isRead,
+                'isStarred' => $isStarred,
+            ],
             Submission::fromArray(...),
         );
     }
 
     /**
-     * Every submission of a form, newest first, page after page as the loop asks for more.
+     * Every submission of a form (the filters of {@see submissions()} apply), newest first, page
+     * after page as the loop asks for more.
      *
      * @return \Generator<int, Submission>
      *
      * @throws LecternException
      */
-    public function allSubmissions(string $formId, ?int $pageSize = null): \Generator
+    public function allSubmissions(
+        string $formId,
+        ?int $pageSize = null,
+        \DateTimeInterface|string|null $since = null,
+        \DateTimeInterface|string|null $until = null,
+        ?bool $isRead = null,
+        ?bool $isStarred = null,
+    ): \Generator {
+        return self::walk(
+            fn (int $page, int $size) => $this->submissions($formId, $page, $size, $since, $until, $isRead, $isStarred),
+            $pageSize,
+        );
+    }
+
+    /**
+     * A time as the API reads it: UTC with `Z`, whole seconds unless it has a fraction. A string is
+     * left to the server, which accepts offsets and names the parameter when it is wrong.
+     *
+     * @internal
+     */
+    public static function time(\DateTimeInterface|string|null $value): ?string
     {
-        return self::walk(fn (int $page, int $size) => $this->submissions($formId, $page, $size), $pageSize);
+        if (!$value instanceof \DateTimeInterface) {
+            return $value;
+        }
+        $utc = \DateTimeImmutable::createFromInterface($value)->setTimezone(new \DateTimeZone('UTC'));
+
+        return $utc->format($utc->format('u') === '000000' ? 'Y-m-d\TH:i:s\Z' : 'Y-m-d\TH:i:s.u\Z');
     }
 }

@@ -9,7 +9,7 @@
         print(form.id, form.title)
 """
 
-from ._client import MAX_PAGE_SIZE, Forms, Lectern, Pages, Redirects, __version__
+from ._client import MAX_PAGE_SIZE, Forms, Lectern, Pages, Redirects, Submissions, TimeValue, __version__
 from ._transport import DEFAULT_MAX_RESPONSE_BYTES
 from ._errors import (
     ERROR_TYPES,
@@ -36,6 +36,7 @@ from ._models import (
     RateLimit,
     Redirect,
     Submission,
+    SyncResult,
     parse_timestamp,
 )
 from ._webhooks import DEFAULT_WEBHOOK_TOLERANCE, WebhookHeaders, WebhookVerificationError, verify_webhook
@@ -51,6 +52,9 @@ __all__ = [
     "Forms",
     "Pages",
     "Redirects",
+    "Submissions",
+    "SyncResult",
+    "TimeValue",
     "Form",
     "FormDetail",
     "FormField",

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import datetime
 import random as _random
 import time
 import urllib.parse
-from typing import Callable, Dict, Iterator, List, Optional, Tuple, Type, TypeVar
+from typing import Callable, Dict, Iterator, List, Optional, Tuple, Type, TypeVar, Union
 
 from ._errors import UNEXPECTED_RESPONSE, RedirectLimitError, ServerError
 from ._models import (
@@ -19,6 +20,7 @@ from ._models import (
     Redirect,
     ResponseShapeError,
     Submission,
+    SyncResult,
     _ApiModel,
 )
 from ._transport import DEFAULT_MAX_RESPONSE_BYTES, Transport
@@ -41,9 +43,43 @@ def _check_int(name: str, value: Optional[int], low: Optional[int] = None) -> No
         raise ValueError(f"{name} must be at least {low} (got {value})")
 
 
-def _check_bool(name: str, value: Optional[bool]) -> None:
+def _check_bool(name: str, value: object) -> None:
     if value is not None and not isinstance(value, bool):
         raise TypeError(f"{name} must be True, False or None, not {type(value).__name__}")
+
+
+_TIME_FILTERS = ("since", "until")
+
+#: A moment for a submissions filter: an aware ``datetime``, or ISO 8601 text sent as it is.
+TimeValue = Union[datetime.datetime, str]
+
+
+def _format_time(name: str, value: Optional[TimeValue]) -> Optional[str]:
+    """A time as the API reads it: UTC with ``Z``, whole seconds unless the ``datetime`` has a fraction.
+    Text is left to the server, which accepts offsets and names the parameter when it is wrong."""
+    if value is None or isinstance(value, str):
+        return value
+    if not isinstance(value, datetime.datetime):
+        raise TypeError(f"{name} must be a datetime or an ISO 8601 str, not {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        # The server would read it as UTC, Python code usually means local time: neither is guessed.
+        raise ValueError(f"{name} must be a timezone-aware datetime (e.g. datetime.now(timezone.utc))")
+    utc = value.astimezone(datetime.timezone.utc)
+    text = utc.strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{text}.{utc.microsecond:06d}Z" if utc.microsecond else f"{text}Z"
+
+
+def _submission_filters(
+    since: Optional[TimeValue], until: Optional[TimeValue], is_read: Optional[bool], is_starred: Optional[bool]
+) -> Dict[str, object]:
+    _check_bool("is_read", is_read)
+    _check_bool("is_starred", is_starred)
+    return {
+        "since": _format_time("since", since),
+        "until": _format_time("until", until),
+        "isRead": is_read,
+        "isStarred": is_starred,
+    }
 
 
 class _Resource:
@@ -56,13 +92,15 @@ class _Resource:
         item_type: Type[_Item],
         page: Optional[int],
         page_size: Optional[int],
-        filters: Dict[str, Optional[bool]],
+        filters: Dict[str, object],
     ) -> Tuple[ListPage[_Item], int]:
         """One page of a list and the status that brought it (200, or 304 for a remembered body)."""
         _check_int("page", page)
         _check_int("page_size", page_size)
         for name, value in filters.items():
-            _check_bool(name, value)
+            # Times arrive as text already (see _format_time); every other filter is a flag.
+            if name not in _TIME_FILTERS:
+                _check_bool(name, value)
         query: Dict[str, object] = {"page": page, "pageSize": page_size, **filters}
         body, status = self._transport.get(path, query)
         try:
@@ -150,16 +188,99 @@ class Forms(_Resource):
         return self._walk(lambda page, size: self.list(page=page, page_size=size, active=active), page_size)
 
     def submissions(
-        self, form_id: str, *, page: Optional[int] = None, page_size: Optional[int] = None
+        self,
+        form_id: str,
+        *,
+        page: Optional[int] = None,
+        page_size: Optional[int] = None,
+        since: Optional[TimeValue] = None,
+        until: Optional[TimeValue] = None,
+        is_read: Optional[bool] = None,
+        is_starred: Optional[bool] = None,
     ) -> ListPage[Submission]:
-        """One page of a form's submissions, newest first; an unknown form raises :class:`NotFoundError`."""
-        path = f"/forms/{_path_segment(form_id)}/submissions"
-        return self._page(path, Submission, page, page_size, {})[0]
+        """One page of a form's submissions, newest first; an unknown form raises :class:`NotFoundError`.
 
-    def all_submissions(self, form_id: str, *, page_size: Optional[int] = None) -> Iterator[Submission]:
-        """Every submission of a form, newest first, page after page as the loop asks for more."""
+        ``since`` and ``until`` select ``createdAt`` in ``[since, until)`` (an aware ``datetime`` is
+        sent as UTC with ``Z``, a ``str`` as it is); ``is_read`` and ``is_starred`` the flags. A value
+        the server refuses raises :class:`InvalidRequestError` naming the parameter."""
+        path = f"/forms/{_path_segment(form_id)}/submissions"
+        filters = _submission_filters(since, until, is_read, is_starred)
+        return self._page(path, Submission, page, page_size, filters)[0]
+
+    def all_submissions(
+        self,
+        form_id: str,
+        *,
+        page_size: Optional[int] = None,
+        since: Optional[TimeValue] = None,
+        until: Optional[TimeValue] = None,
+        is_read: Optional[bool] = None,
+        is_starred: Optional[bool] = None,
+    ) -> Iterator[Submission]:
+        """Every submission of a form (the filters of :meth:`submissions` apply), newest first, page
+        after page as the loop asks for more."""
         _path_segment(form_id)
-        return self._walk(lambda page, size: self.submissions(form_id, page=page, page_size=size), page_size)
+        _submission_filters(since, until, is_read, is_starred)
+        return self._walk(
+            lambda page, size: self.submissions(
+                form_id,
+                page=page,
+                page_size=size,
+                since=since,
+                until=until,
+                is_read=is_read,
+                is_starred=is_starred,
+            ),
+            page_size,
+        )
+
+
+class Submissions:
+    """Incremental reads of a form's submissions (needs ``submissions:read``): :meth:`sync` reads one
+    window ``[since, until)`` to its end and hands back the ``until`` to start the next run from."""
+
+    def __init__(self, forms: Forms, clock: Callable[[], float] = time.time) -> None:
+        self._forms = forms
+        self._clock = clock
+
+    def sync(
+        self,
+        form_id: str,
+        *,
+        since: Optional[TimeValue] = None,
+        until: Optional[TimeValue] = None,
+        is_read: Optional[bool] = None,
+        is_starred: Optional[bool] = None,
+        page_size: Optional[int] = None,
+    ) -> SyncResult:
+        """Every submission created in ``[since, until)``, page by page, and the window's ``until``.
+
+        ``until`` defaults to now, taken once at the start and cut to the whole second: the server
+        counts a fraction as the next second, which would let a submission of this very second land
+        in this window after it was read, and not in the next. Without ``since`` it reads everything
+        before ``until`` (a first run). Store ``result.until`` once the items are handled, and pass it
+        as ``since`` next time::
+
+            result = lectern.submissions.sync("form_contact", since=state.get("until"))
+            crm.save(result.items)
+            state["until"] = result.until
+        """
+        end = _format_time("until", until)
+        if end is None:
+            now = datetime.datetime.fromtimestamp(int(self._clock()), datetime.timezone.utc)
+            end = _format_time("until", now)
+        assert end is not None
+        items = list(
+            self._forms.all_submissions(
+                form_id,
+                page_size=page_size,
+                since=since,
+                until=end,
+                is_read=is_read,
+                is_starred=is_starred,
+            )
+        )
+        return SyncResult(items=items, until=end)
 
 
 class Pages(_Resource):
@@ -276,6 +397,7 @@ class Lectern:
             random=random,
         )
         self.forms = Forms(self._transport)
+        self.submissions = Submissions(self.forms)
         self.pages = Pages(self._transport)
         self.redirects = Redirects(self._transport)
 

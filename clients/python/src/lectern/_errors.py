@@ -84,7 +84,8 @@ class AuthenticationError(LecternError):
 
 
 class PermissionDeniedError(LecternError):
-    """403 ``insufficient_permissions``: the key's role lacks the permission the endpoint needs."""
+    """403 ``insufficient_permissions``: the key's role or scopes lack the permission the endpoint
+    needs, or its forms leave out this form; the message names the permission (and the form)."""
 
 
 class NotFoundError(LecternError):

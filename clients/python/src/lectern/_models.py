@@ -285,6 +285,15 @@ class ListPage(Generic[_Item]):
 
 
 @dataclass(frozen=True)
+class SyncResult:
+    """What one ``submissions.sync()`` run read: ``items`` (newest first) and ``until``, the window's
+    end as it was sent (ISO 8601 text), to store and pass as ``since`` to the next run."""
+
+    items: List["Submission"]
+    until: str
+
+
+@dataclass(frozen=True)
 class RateLimit:
     """The key's rate-limit state as a response said (``X-RateLimit-*`` headers).
 
