@@ -8,18 +8,18 @@ import {
   refreshStatistics,
   withBulkContentWrites,
   withCheckpointInWorker,
-} from '../db/bulk-writes.js'
-import { UniqueViolationError } from '../db/errors.js'
-import { takeLock } from '../db/locks.js'
-import { presentRedirect } from '../db/repositories/content.js'
-import type { Database, RedirectsTable } from '../db/tables.js'
-import { firstAndRemainder, NotFoundError, ValidationError } from '../errors.js'
-import { newId } from '../ids.js'
-import type { Redirect, RedirectType } from '../schemas.js'
-import { now } from '../time.js'
-import { type Actor, recordAudit } from './audit.js'
-import { FieldValidationError } from './content-admin.js'
-import { grown } from './import/string-table.js'
+} from '../../db/bulk-writes.js'
+import { UniqueViolationError } from '../../db/errors.js'
+import { takeLock } from '../../db/locks.js'
+import { presentRedirect } from '../../db/repositories/content.js'
+import type { Database, RedirectsTable } from '../../db/tables.js'
+import { firstAndRemainder, NotFoundError, ValidationError } from '../../errors.js'
+import { newId } from '../../ids.js'
+import type { Redirect, RedirectType } from '../../schemas.js'
+import { now } from '../../time.js'
+import { type Actor, recordAudit } from '../audit.js'
+import { FieldValidationError } from '../content-admin.js'
+import { grown } from '../import/string-table.js'
 import {
   describeLoop,
   describeRedirectRoute,
@@ -31,7 +31,7 @@ import {
   ROUTE_HEAD,
   redirectPathForEntry,
   resolveYielding,
-} from './redirect-rules.js'
+} from './rules.js'
 
 /** A redirect as a person enters it: in a form, or as a row of a CSV file. */
 export interface RedirectInput {
