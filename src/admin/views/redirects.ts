@@ -3,13 +3,13 @@ import type { PageOf, Redirect } from '../../schemas.js'
 import type { RedirectFilter, RedirectSort } from '../../services/dashboard-lists.js'
 import type { ListView } from '../../services/listing.js'
 import { REDIRECT_EXPORT_FORMATS, type RedirectExportFormat } from '../../services/redirects/exports.js'
-import type { RedirectAnswer } from '../../services/redirects/matcher.js'
 import {
   CSV_COLUMNS,
   describeChain,
   type RedirectChainsReport,
   type RedirectField,
 } from '../../services/redirects/index.js'
+import type { RedirectAnswer } from '../../services/redirects/matcher.js'
 import type { AdminSession } from '../../services/sessions.js'
 import {
   ALL,
