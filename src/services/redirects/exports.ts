@@ -1,5 +1,5 @@
 import { stringify } from 'csv-stringify/sync'
-import { CSV_COLUMNS } from './index.js'
+import { CSV_COLUMNS } from './csv.js'
 import type { ResolvedRedirect } from './matcher.js'
 import { encodeRedirectPath } from './matcher.js'
 import { redirectPathForEntry } from './rules.js'
