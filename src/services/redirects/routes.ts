@@ -9,7 +9,7 @@ import type { RedirectValue } from './input.js'
 import { describeRedirectRoute, ROUTE_HEAD } from './rules.js'
 
 /** Chains named in the message after one change; the dashboard lists this many on its page. */
-export const LISTED_CHANGE_CHAINS = 5
+const LISTED_CHANGE_CHAINS = 5
 /** Redirects leading to a changed one that are looked at to name the chains it joins. */
 const MAX_ANCESTORS = 50
 
