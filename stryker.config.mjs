@@ -16,8 +16,8 @@ export default {
   // API, which TypeScript 7 no longer has; ours has none to rewrite, so it is pointed at no file.
   tsconfigFile: '',
   mutate: [
-    'src/services/redirect-matcher.ts',
-    'src/services/redirect-rules.ts',
+    'src/services/redirects/matcher.ts',
+    'src/services/redirects/rules.ts',
     'src/http/params.ts',
     'src/ratelimit/memory.ts',
     'src/services/key-format.ts',

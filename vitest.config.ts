@@ -24,7 +24,7 @@ const UNIT_TESTS = [
   'src/http/params.test.ts',
   'src/ratelimit/memory.test.ts',
   'src/services/key-format.test.ts',
-  'src/services/redirect-rules.test.ts',
+  'src/services/redirects/rules.test.ts',
   'test/db/migrations-frozen.test.ts',
   'test/docs/links.test.ts',
   'test/architecture/**',

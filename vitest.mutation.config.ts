@@ -11,7 +11,7 @@ export const MUTATION_TESTS = [
   'src/http/params.test.ts',
   'src/ratelimit/memory.test.ts',
   'src/services/key-format.test.ts',
-  'src/services/redirect-rules.test.ts',
+  'src/services/redirects/rules.test.ts',
   'test/redirects/matcher.test.ts',
 ]
 

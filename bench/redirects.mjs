@@ -20,13 +20,13 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 
 const ROOT = new URL('..', import.meta.url).pathname
-const { createRedirectMatcher } = await import(join(ROOT, 'dist/services/redirect-matcher.js'))
+const { createRedirectMatcher } = await import(join(ROOT, 'dist/services/redirects/matcher.js'))
 const { exportRedirects, REDIRECT_EXPORT_FORMATS } = await import(
-  join(ROOT, 'dist/services/redirect-exports.js')
+  join(ROOT, 'dist/services/redirects/exports.js')
 )
 const { openDatabase } = await import(join(ROOT, 'dist/db/database.js'))
 const { migrateToLatest } = await import(join(ROOT, 'dist/db/migrate.js'))
-const { createRedirectApplier } = await import(join(ROOT, 'dist/services/redirect-applier.js'))
+const { createRedirectApplier } = await import(join(ROOT, 'dist/services/redirects/applier.js'))
 
 const COUNT = Number(process.argv[2] ?? 100_000)
 const dir = mkdtempSync(join(tmpdir(), 'lectern-bench-redirects-'))

@@ -5,14 +5,14 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { Readable } from 'node:stream'
 import { type Command, InvalidArgumentError, Option } from 'commander'
 import { ValidationError } from '../errors.js'
-import type { RedirectApplier } from '../services/redirect-applier.js'
+import type { RedirectApplier } from '../services/redirects/applier.js'
 import {
   exportRedirects,
   REDIRECT_EXPORT_FORMATS,
   type RedirectExportFormat,
   type RedirectExportOptions,
   redirectExportProblem,
-} from '../services/redirect-exports.js'
+} from '../services/redirects/exports.js'
 import { withServices } from './context.js'
 
 interface ExportFlags {
@@ -32,7 +32,7 @@ function intervalFlag(value: string): number {
   return seconds
 }
 
-/** `lectern redirects …`: apply the redirects (as `redirect-matcher.ts` matches them) from the command line, and export them. */
+/** `lectern redirects …`: apply the redirects (as `redirects/matcher.ts` matches them) from the command line, and export them. */
 export function registerRedirectCommands(program: Command): void {
   const redirects = program
     .command('redirects')

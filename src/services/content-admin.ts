@@ -175,7 +175,7 @@ const flag = (on: boolean) => (on ? (1 as const) : (0 as const))
 
 /**
  * The dashboard's changes to forms, pages and submissions, and the reads that only the dashboard
- * needs (redirects have `redirects.ts`). Forms and pages are checked by the importer's own record
+ * needs (redirects have `redirects/`). Forms and pages are checked by the importer's own record
  * readers, so a title the dashboard takes is one an import takes, and the other way round. Every
  * change and its audit entry are one transaction: neither is kept without the other. Cached API
  * responses need no call from here: the database's own triggers move the content version on every

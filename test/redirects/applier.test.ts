@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createRedirectApplier } from '../../src/services/redirect-applier.js'
-import { exportRedirects } from '../../src/services/redirect-exports.js'
+import { createRedirectApplier } from '../../src/services/redirects/applier.js'
+import { exportRedirects } from '../../src/services/redirects/exports.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { caseFile, casesFor, insertCaseRedirects } from './support.js'
 

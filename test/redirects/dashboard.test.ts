@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { exportRedirects } from '../../src/services/redirect-exports.js'
-import { createRedirectMatcher } from '../../src/services/redirect-matcher.js'
+import { exportRedirects } from '../../src/services/redirects/exports.js'
+import { createRedirectMatcher } from '../../src/services/redirects/matcher.js'
 import { type DashboardClient, signedInClient, textOf } from '../admin/support.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { GENEROUS_LIMITS } from '../security-suite.js'

@@ -6,7 +6,7 @@ import {
   encodeRedirectPath,
   type RedirectAnswer,
   type RedirectRule,
-} from '../../src/services/redirect-matcher.js'
+} from '../../src/services/redirects/matcher.js'
 import { caseFile, casesFor, splitTarget } from './support.js'
 
 // Mutation testing runs each test once per mutant it reaches: the scale tests, which guard running

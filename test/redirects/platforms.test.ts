@@ -6,8 +6,8 @@ import {
   exportRedirects,
   hasControlCharacter,
   type RedirectExportFormat,
-} from '../../src/services/redirect-exports.js'
-import { createRedirectMatcher, type RedirectAnswer } from '../../src/services/redirect-matcher.js'
+} from '../../src/services/redirects/exports.js'
+import { createRedirectMatcher, type RedirectAnswer } from '../../src/services/redirects/matcher.js'
 import { caseFile, splitTarget } from './support.js'
 
 // Netlify, Vercel and Cloudflare cannot run here. Their exports are pinned as golden files (a change

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../src/db/tables.js'
-import type { RedirectAnswer, RedirectRule } from '../../src/services/redirect-matcher.js'
+import type { RedirectAnswer, RedirectRule } from '../../src/services/redirects/matcher.js'
 import { freePort } from '../cli/run-cli.js'
 
 /** The runtimes that may be named in a case's `skip` (contract.md). */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { exportRedirects, type RedirectExportFormat } from '../../src/services/redirect-exports.js'
-import { createRedirectMatcher } from '../../src/services/redirect-matcher.js'
+import { exportRedirects, type RedirectExportFormat } from '../../src/services/redirects/exports.js'
+import { createRedirectMatcher } from '../../src/services/redirects/matcher.js'
 import {
   asRedirect,
   caseFile,

@@ -10,8 +10,8 @@ import {
   REDIRECT_EXPORT_FILES,
   REDIRECT_EXPORT_FORMATS,
   redirectExportProblem,
-} from '../../services/redirect-exports.js'
-import type { RedirectChange, RedirectField } from '../../services/redirects.js'
+} from '../../services/redirects/exports.js'
+import type { RedirectChange, RedirectField } from '../../services/redirects/index.js'
 import { canManageContent } from '../../services/roles.js'
 import { actorOf } from '../actor.js'
 import { answerList, listHref, readListView } from '../list-view.js'

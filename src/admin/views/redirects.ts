@@ -2,14 +2,14 @@ import { html, type SafeHtml, url } from '../../html.js'
 import type { PageOf, Redirect } from '../../schemas.js'
 import type { RedirectFilter, RedirectSort } from '../../services/dashboard-lists.js'
 import type { ListView } from '../../services/listing.js'
-import { REDIRECT_EXPORT_FORMATS, type RedirectExportFormat } from '../../services/redirect-exports.js'
-import type { RedirectAnswer } from '../../services/redirect-matcher.js'
+import { REDIRECT_EXPORT_FORMATS, type RedirectExportFormat } from '../../services/redirects/exports.js'
 import {
   CSV_COLUMNS,
   describeChain,
   type RedirectChainsReport,
   type RedirectField,
-} from '../../services/redirects.js'
+} from '../../services/redirects/index.js'
+import type { RedirectAnswer } from '../../services/redirects/matcher.js'
 import type { AdminSession } from '../../services/sessions.js'
 import {
   ALL,

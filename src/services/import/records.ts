@@ -12,7 +12,7 @@ import { characterProblem, DATA_LIMITS, FIELD_LIMITS, textProblem } from '../../
 import { IntakeSettingsInputSchema, readIntakeSettings } from '../../resources/form.js'
 import { FormSchema, PageSchema, RedirectSchema, SubmissionSchema } from '../../schemas.js'
 import { parseTimestamp } from '../../time.js'
-import { normaliseRedirectPath } from '../redirect-rules.js'
+import { normaliseRedirectPath } from '../redirects/rules.js'
 import { closestName } from './closest-name.js'
 import { describeJsonType, isObject, type JsonObject } from './json.js'
 import type { ImportKind } from './kinds.js'

@@ -1,8 +1,8 @@
 import { stringify } from 'csv-stringify/sync'
-import type { ResolvedRedirect } from './redirect-matcher.js'
-import { encodeRedirectPath } from './redirect-matcher.js'
-import { redirectPathForEntry } from './redirect-rules.js'
-import { CSV_COLUMNS } from './redirects.js'
+import { CSV_COLUMNS } from './csv.js'
+import type { ResolvedRedirect } from './matcher.js'
+import { encodeRedirectPath } from './matcher.js'
+import { redirectPathForEntry } from './rules.js'
 
 /** The formats `lectern redirects export` writes. */
 export const REDIRECT_EXPORT_FORMATS = [

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { StringTable } from './import/string-table.js'
-import { createRedirectMatcher, type RedirectRule } from './redirect-matcher.js'
+import { StringTable } from '../import/string-table.js'
+import { createRedirectMatcher, type RedirectRule } from './matcher.js'
 import {
   describeLoop,
   describeRedirectRoute,
@@ -18,7 +18,7 @@ import {
   redirectPathProblem,
   resolveYielding,
   rotateLoop,
-} from './redirect-rules.js'
+} from './rules.js'
 
 // Mutation testing runs each test once per mutant it reaches: the scale tests, which guard running
 // time and stack depth rather than answers, are left to the ordinary suite.

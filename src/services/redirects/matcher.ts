@@ -1,9 +1,9 @@
-import { encodeUriComponentSafely } from '../text.js'
+import { encodeUriComponentSafely } from '../../text.js'
 
 /**
  * The one redirect-matching algorithm (docs/redirects.md, "Applying redirects"), as a pure function of a set of redirects: no I/O,
  * no clock. The API server, the CLI (`lectern redirects match`) and every web-server export
- * (`redirect-exports.ts`) answer from a matcher built here, and `spec/redirect-cases.json` holds
+ * (`exports.ts`) answer from a matcher built here, and `spec/redirect-cases.json` holds
  * the cases every implementation (this one, the exports, the three clients) must agree on.
  */
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
-import { readKindVersion } from '../db/content-version.js'
-import type { Database } from '../db/tables.js'
-import { createRedirectMatcher, type RedirectMatcher, type RedirectRule } from './redirect-matcher.js'
+import { readKindVersion } from '../../db/content-version.js'
+import type { Database } from '../../db/tables.js'
+import { createRedirectMatcher, type RedirectMatcher, type RedirectRule } from './matcher.js'
 
 /** Active redirects read per query while building a matcher: bounded memory per round trip. */
 const LOAD_BATCH = 5000
