@@ -136,12 +136,15 @@ export function webhookPage(input: {
   const { session, endpoint } = input
   const csrf = session.csrfToken
   const rows = input.deliveries.map((delivery) => [
-    html`<code>${delivery.eventId}</code>`,
+    // The id's start tells events apart; the whole id is in the title, to copy or compare with a receiver's log.
+    html`<code class="nowrap" title="${delivery.eventId}">${delivery.eventId.slice(0, 12)}…</code>`,
     delivery.type,
     DELIVERY_STATUS[delivery.status],
     String(delivery.attempts),
-    delivery.lastStatus ?? html`<span class="muted">Not tried yet</span>`,
-    delivery.responseCode === null ? '–' : String(delivery.responseCode),
+    // The receiver's status code when it answered, else what went wrong (a timeout, a refused address).
+    delivery.responseCode !== null
+      ? String(delivery.responseCode)
+      : (delivery.lastStatus ?? html`<span class="muted">Not tried yet</span>`),
     delivery.durationMs === null ? '–' : `${delivery.durationMs} ms`,
     timestamp(delivery.nextAttemptAt, '–'),
     timestamp(delivery.deliveredAt, '–'),
@@ -160,7 +163,7 @@ export function webhookPage(input: {
     session,
     section: 'webhooks',
     body: html`<div class="page-head"><h1>Webhook endpoint</h1></div>
-<dl class="details">
+<dl class="meta">
   <dt>URL</dt><dd><code>${endpoint.url}</code></dd>
   <dt>Id</dt><dd><code>${endpoint.id}</code></dd>
   <dt>Events</dt><dd>${endpoint.events.join(', ')}</dd>
@@ -174,7 +177,7 @@ export function webhookPage(input: {
   <a class="button danger" href="${url`/admin/webhooks/${endpoint.id}/remove`}">Remove</a>
 </div>
 <h2>Deliveries</h2>
-${rows.length === 0 ? emptyState('No deliveries yet', 'Events sent to this endpoint are listed here, newest first.') : table({ caption: 'Deliveries', columns: ['Event', 'Type', 'Status', 'Attempts', 'Last result', 'Response', 'Duration', 'Next attempt', 'Delivered', 'Actions'], rows })}`,
+${rows.length === 0 ? emptyState('No deliveries yet', 'Events sent to this endpoint are listed here, newest first.') : table({ caption: 'Deliveries', columns: ['Event', 'Type', 'Status', 'Attempts', 'Last answer', 'Duration', 'Next attempt', 'Delivered', 'Actions'], rows })}`,
   })
 }
 
