@@ -4,6 +4,7 @@ import { NotFoundError } from '../errors.js'
 import type { PageOf } from '../schemas.js'
 import { now } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
+import { outboxWritten, recordSubmissionsCreated, submissionTargets } from './notifications/outbox.js'
 
 /** A post the honeypot caught, as the dashboard's Spam view shows it. */
 export interface SpamSubmission {
@@ -62,7 +63,8 @@ export function createSpamService(db: Kysely<Database>) {
      * the API lists it and the form's counts include it (the database's triggers keep those).
      */
     async release(id: string, actor: Actor): Promise<{ formId: string }> {
-      return db.transaction().execute(async (trx) => {
+      // Released, it is a new submission like any other: whoever is notified of those hears of it.
+      const released = await db.transaction().execute(async (trx) => {
         const row = await find(trx, id)
         await trx
           .insertInto('submissions')
@@ -82,8 +84,11 @@ export function createSpamService(db: Kysely<Database>) {
           target: id,
           detail: { formId: row.form_id },
         })
-        return { formId: row.form_id }
+        const notified = await recordSubmissionsCreated(trx, [id], await submissionTargets(trx, row.form_id))
+        return { formId: row.form_id, notified }
       })
+      if (released.notified > 0) outboxWritten()
+      return { formId: released.formId }
     },
 
     /** Deletes one caught post for good. */
