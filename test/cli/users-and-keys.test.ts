@@ -117,7 +117,7 @@ describe('lectern users and keys', () => {
     })
     const table = await cli(['keys', 'list'])
     expect(table.lines.find((line) => line.includes(' Website '))).toMatch(
-      /^key_\w+\s+Website\s+lk_live_\w{4}\s+inactive \(owner disabled\)\s+owner@/,
+      /^key_\w+\s+Website\s+lk_live_\w{4}\s+inactive \(owner disabled\)\s+all\s+all\s+owner@/,
     )
 
     expect((await cli(['users', 'enable', 'owner@example.com'])).code).toBe(0)
