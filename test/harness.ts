@@ -118,6 +118,9 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   const dir = mkdtempSync(join(tmpdir(), 'lectern-test-'))
   const testDatabase = await createMigratedTestDatabase(dir)
   const database = openDatabase(testDatabase.url)
+  // Connects now, as a server's start does: Kysely ignores `destroy()` on a handle that never ran a
+  // query, so a test closing the database to simulate its loss would otherwise see it reopen.
+  await database.ping()
   const services = createServices(database)
   const limits = { perHour: options.perHour ?? 1000, perSecond: options.perSecond ?? 10 }
   let redis: Redis | undefined
