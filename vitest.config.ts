@@ -61,7 +61,8 @@ const shared = {
   // Vitest's default on a 2-core machine is one worker; most tests wait on a database, a child
   // process or a socket, so two keep both cores busy.
   maxWorkers: Number(process.env.LECTERN_TEST_WORKERS ?? 2),
-  testTimeout: 30_000,
+  // Generous: tests that start CLI processes one after another share two cores with the other worker.
+  testTimeout: 60_000,
   hookTimeout: 30_000,
 }
 
