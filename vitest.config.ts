@@ -21,6 +21,7 @@ function reachable(host: string, port: number): Promise<boolean> {
 const UNIT_TESTS = [
   'src/html.test.ts',
   'src/http/api/v1/authorization.test.ts',
+  'src/db/group-commit.test.ts',
   'src/http/params.test.ts',
   'src/ratelimit/memory.test.ts',
   'src/services/key-format.test.ts',

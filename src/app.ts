@@ -168,8 +168,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       app.log.warn({ err: error }, 'could not delete expired submissions'),
     )
   })
+  // Posts still waiting for their group's commit are written before the database closes.
   app.addHook('onClose', async () => {
     deps.services.intake.stop()
+    await deps.services.intake.drained()
   })
 
   // A callback hook, not an async one: it never waits, and an async hook costs every request a

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { createGroupCommit } from '../db/group-commit.js'
 import type { Database } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { newId } from '../ids.js'
@@ -42,6 +43,14 @@ export interface IntakePost {
   spam: boolean
 }
 
+/** A post waiting for its group's commit. */
+interface QueuedPost {
+  id: string
+  formId: string
+  post: IntakePost
+  at: string
+}
+
 /** What one retention run deleted: submissions by form, and spam. */
 export interface RetentionRun {
   submissions: Record<string, number>
@@ -67,6 +76,44 @@ export function createIntakeService(db: Kysely<Database>, options: { clock?: () 
       settings: parseStoredIntake(row.intake),
     }
   }
+
+  /** Writes a group of posts in one transaction: submissions, spam, and the notifications they owe. */
+  async function writePosts(group: QueuedPost[]): Promise<string[]> {
+    const rows = group.map(({ id, formId, post, at }) => ({
+      id,
+      form_id: formId,
+      data: JSON.stringify(post.data),
+      ip_address: post.ipAddress,
+      user_agent: post.userAgent,
+      referrer: post.referrer,
+      created_at: at,
+    }))
+    const spam = rows.filter((_, index) => group[index]?.post.spam === true)
+    const kept = rows.filter((_, index) => group[index]?.post.spam !== true)
+    // The submissions and their notifications commit together, or none does. Spam notifies no one.
+    const notified = await db.transaction().execute(async (trx) => {
+      if (spam.length > 0) await trx.insertInto('spam_submissions').values(spam).execute()
+      if (kept.length === 0) return 0
+      await trx
+        .insertInto('submissions')
+        .values(
+          kept.map((row) => ({
+            ...row,
+            submitted_by: null,
+            is_read: 0,
+            is_starred: 0,
+            notes: null,
+            updated_at: row.created_at,
+          })),
+        )
+        .execute()
+      const ids = kept.map((row) => row.id)
+      return recordSubmissionsCreated(trx, ids, await submissionTargets(trx), new Date(clock()))
+    })
+    if (notified > 0) outboxWritten()
+    return group.map((queued) => queued.id)
+  }
+  const posts = createGroupCommit(writePosts)
 
   const service = {
     /** The form with its intake settings, or null when there is no such form. */
@@ -109,35 +156,16 @@ export function createIntakeService(db: Kysely<Database>, options: { clock?: () 
       })
     },
 
-    /** Stores one accepted post and returns its id; spam goes to its own table. */
+    /**
+     * Stores one accepted post and returns its id once it is committed; spam goes to its own table.
+     * Posts arriving together share one transaction (`db/group-commit.ts`).
+     */
     async accept(formId: string, post: IntakePost): Promise<string> {
-      const at = formatTimestamp(new Date(clock()))
-      const id = newId('submission')
-      const common = {
-        id,
-        form_id: formId,
-        data: JSON.stringify(post.data),
-        ip_address: post.ipAddress,
-        user_agent: post.userAgent,
-        referrer: post.referrer,
-        created_at: at,
-      }
-      if (post.spam) {
-        // Spam notifies no one.
-        await db.insertInto('spam_submissions').values(common).execute()
-        return id
-      }
-      // The submission and its notifications commit together, or neither does.
-      const notified = await db.transaction().execute(async (trx) => {
-        await trx
-          .insertInto('submissions')
-          .values({ ...common, submitted_by: null, is_read: 0, is_starred: 0, notes: null, updated_at: at })
-          .execute()
-        return recordSubmissionsCreated(trx, [id], await submissionTargets(trx, formId), new Date(clock()))
-      })
-      if (notified > 0) outboxWritten()
-      return id
+      return posts.write({ id: newId('submission'), formId, post, at: formatTimestamp(new Date(clock())) })
     },
+
+    /** Resolves once every post accepted so far is committed (for an orderly shutdown). */
+    drained: () => posts.drained(),
 
     /** How many caught posts a form has in its spam, for the dashboard and for checks. */
     async spamCount(formId: string): Promise<number> {

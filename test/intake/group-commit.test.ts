@@ -1,0 +1,113 @@
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createFormCounts } from '../../src/services/form-counts.js'
+import { buildApiKey } from '../factories.js'
+import { createTestContext, type TestContext } from '../harness.js'
+import { GENEROUS_LIMITS } from '../security-suite.js'
+import { intakeForm, listen, send } from './support.js'
+
+// Posts arriving together are written in one transaction; these prove that sharing it loses,
+// repeats and mixes up nothing.
+describe('posts that arrive together', () => {
+  let ctx: TestContext
+  let base: string
+  let auth: string
+
+  beforeAll(async () => {
+    ctx = await createTestContext({ ...GENEROUS_LIMITS, intakePerMinute: 100_000 })
+    base = await listen(ctx.app)
+    auth = (await buildApiKey(ctx.database.db)).authorization
+  })
+  afterAll(() => ctx.close())
+
+  const listedIds = async (formId: string): Promise<string[]> => {
+    const ids: string[] = []
+    for (let page = 1; ; page++) {
+      const answer = await send(
+        base,
+        'GET',
+        `/api/v1/forms/${formId}/submissions?page=${page}&pageSize=100`,
+        {
+          authorization: auth,
+        },
+      )
+      expect(answer.status).toBe(200)
+      const body = answer.json() as { data: { id: string; data: Record<string, unknown> }[] }
+      ids.push(...body.data.map((item) => item.id))
+      if (body.data.length < 100) return ids
+    }
+  }
+
+  it('stores each of 120 posts to two forms accepted in one turn once, in its own form, with exact counts', async () => {
+    const first = await intakeForm(ctx)
+    const second = await intakeForm(ctx)
+    const posts = Array.from({ length: 120 }, (_, index) => ({
+      form: index % 3 === 0 ? second : first,
+      spam: index % 10 === 9,
+      index,
+    }))
+    // Accepted in the same turn of the event loop, as posts from many connections are under load.
+    const ids = await Promise.all(
+      posts.map(({ form, spam, index }) =>
+        ctx.services.intake.accept(form, {
+          data: { n: String(index) },
+          ipAddress: '192.0.2.1',
+          userAgent: null,
+          referrer: null,
+          spam,
+        }),
+      ),
+    )
+    expect(new Set(ids).size).toBe(120)
+
+    for (const form of [first, second]) {
+      const expected = posts.flatMap((post, index) => (post.form === form && !post.spam ? [ids[index]] : []))
+      const listed = await listedIds(form)
+      expect(listed.sort()).toEqual([...expected].sort())
+      const stored = await ctx.database.db
+        .selectFrom('submissions')
+        .select(['id', 'data'])
+        .where('form_id', '=', form)
+        .execute()
+      // Each row holds the body of the post its id was answered to.
+      for (const row of stored) {
+        const index = ids.indexOf(row.id)
+        expect(JSON.parse(row.data)).toEqual({ n: String(index) })
+      }
+      const counts = (await createFormCounts(ctx.database.db)([form])).get(form)
+      expect(counts).toEqual({ total: expected.length, unread: expected.length })
+    }
+    const spam = await ctx.database.db
+      .selectFrom('spam_submissions')
+      .select('id')
+      .where('form_id', 'in', [first, second])
+      .execute()
+    expect(spam.map((row) => row.id).sort()).toEqual(
+      posts.flatMap((post, index) => (post.spam ? [ids[index]] : [])).sort(),
+    )
+  })
+
+  it('refuses only the post whose write fails, and keeps the others of its group', async () => {
+    const form = await intakeForm(ctx)
+    const post = { data: { a: '1' }, ipAddress: null, userAgent: null, referrer: null, spam: false }
+    // A form that no longer exists fails its insert (foreign key); the others share its turn.
+    const settled = await Promise.allSettled([
+      ctx.services.intake.accept(form, post),
+      ctx.services.intake.accept('form_gone', post),
+      ctx.services.intake.accept(form, post),
+    ])
+    expect(settled.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+    const kept = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))
+    const { rows } = await sql<{ id: string }>`select id from submissions where form_id = ${form}`.execute(
+      ctx.database.db,
+    )
+    expect(rows.map((row) => row.id).sort()).toEqual(kept.sort())
+    expect(
+      await ctx.database.db
+        .selectFrom('submissions')
+        .select('id')
+        .where('form_id', '=', 'form_gone')
+        .execute(),
+    ).toEqual([])
+  })
+})
