@@ -17,7 +17,13 @@ export async function enableIntake(home, databaseUrl, formId) {
   const { openDatabase } = await import(dist('db/database.js'))
   const database = openDatabase(databaseUrl)
   try {
-    await service.createIntakeService(database.db).updateSettings(formId, { enabled: true }, 'cli')
+    // Builds since group commit take the database handle; earlier ones its Kysely instance.
+    try {
+      await service.createIntakeService(database).updateSettings(formId, { enabled: true }, 'cli')
+    } catch (error) {
+      if (!(error instanceof TypeError)) throw error
+      await service.createIntakeService(database.db).updateSettings(formId, { enabled: true }, 'cli')
+    }
     return true
   } finally {
     await database.close()

@@ -42,7 +42,7 @@ export function createServices(
     sessions: createSessionService(database.db, options.sessions),
     contentAdmin: createContentAdminService(database.db),
     inbox: createInboxService(database.db),
-    intake: createIntakeService(database.db, options.intake),
+    intake: createIntakeService(database, options.intake),
     spam: createSpamService(database.db),
     lists: createDashboardLists(database.db),
     redirects: createRedirectService(database.db),

@@ -1,6 +1,6 @@
-import type { Kysely } from 'kysely'
 import { createGroupCommit } from '../db/group-commit.js'
-import type { Database } from '../db/tables.js'
+import type { DatabaseHandle } from '../db/handle.js'
+import { param } from '../db/prepared.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { newId } from '../ids.js'
 import {
@@ -57,16 +57,20 @@ export interface RetentionRun {
   spam: number
 }
 
-export function createIntakeService(db: Kysely<Database>, options: { clock?: () => number } = {}) {
+export function createIntakeService(database: DatabaseHandle, options: { clock?: () => number } = {}) {
+  const db = database.db
   const clock = options.clock ?? Date.now
   let timer: NodeJS.Timeout | undefined
-
-  async function form(formId: string): Promise<IntakeForm | null> {
-    const row = await db
+  // Every post reads its form: prepared once, as the API's key lookup is.
+  const readForm = database.prepare(
+    db
       .selectFrom('forms')
       .select(['id', 'title', 'description', 'is_active', 'intake'])
-      .where('id', '=', formId)
-      .executeTakeFirst()
+      .where('id', '=', param('formId')),
+  )
+
+  async function form(formId: string): Promise<IntakeForm | null> {
+    const [row] = await readForm({ formId })
     if (row === undefined) return null
     return {
       id: row.id,

@@ -58,14 +58,14 @@ describe('retention of submissions', () => {
     const form = await intakeForm(ctx, { retentionDays: 1 })
     const posted = await postForm(base, form, { a: '1' }, { accept: 'application/json' })
     expect(await listed(form)).toEqual([posted.json().id])
-    const later = createIntakeService(ctx.database.db, { clock: () => Date.now() + 2 * DAY_MS })
+    const later = createIntakeService(ctx.database, { clock: () => Date.now() + 2 * DAY_MS })
     await later.purgeExpired()
     expect(await listed(form)).toEqual([])
   })
 
   it('deletes spam after 30 days', async () => {
     const form = await intakeForm(ctx)
-    const past = createIntakeService(ctx.database.db, { clock: () => Date.now() - 31 * DAY_MS })
+    const past = createIntakeService(ctx.database, { clock: () => Date.now() - 31 * DAY_MS })
     const post = { data: { a: '1' }, ipAddress: null, userAgent: null, referrer: null, spam: true }
     await past.accept(form, post)
     await ctx.services.intake.accept(form, post)
@@ -77,7 +77,7 @@ describe('retention of submissions', () => {
 
   it('runs on one instance at a time: of two asking at once one purges, then none until the lease ends', async () => {
     let now = Date.now() + 10 * DAY_MS
-    const instances = [0, 1].map(() => createIntakeService(ctx.database.db, { clock: () => now }))
+    const instances = [0, 1].map(() => createIntakeService(ctx.database, { clock: () => now }))
     const first = await Promise.all(instances.map((instance) => instance.purgeIfDue()))
     expect(first.filter((run) => run !== null)).toHaveLength(1)
     now += 30 * 60_000
