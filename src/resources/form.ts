@@ -1,5 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { FIELD_LIMITS } from '../limits.js'
+import { Id, NullableString, Timestamp } from './api-fields.js'
+import { importFields, kindField, problemsByField, Refusal, recordReader } from './record-reader.js'
 
 /**
  * A form's intake: the settings that let a site's own HTML forms post to Lectern, and the
@@ -317,3 +320,108 @@ function isDate(text: string): boolean {
   const date = new Date(Date.UTC(year, month - 1, day))
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
 }
+
+export const FormSchema = Type.Object(
+  {
+    id: Id('form'),
+    title: Type.String({ examples: ['Contact us'] }),
+    description: NullableString('what the form is for, if the site gave one'),
+  },
+  { $id: 'Form', description: 'A form of the site.', additionalProperties: false },
+)
+export type Form = Static<typeof FormSchema>
+
+export const FormDetailSchema = Type.Object(
+  {
+    id: Id('form'),
+    title: Type.String({ examples: ['Contact us'] }),
+    description: NullableString('what the form is for, if the site gave one'),
+    fields: Type.Array(FieldDefinitionSchema, {
+      description: 'the fields the form expects, in order; empty when it defines none',
+    }),
+    intake: Type.Object(
+      {
+        enabled: Type.Boolean({
+          description: 'the form takes public posts now (its intake is on and it is active)',
+        }),
+        url: Type.String({
+          format: 'uri',
+          description: 'the absolute address a site posts the form to',
+          examples: ['https://lectern.example.com/f/form_8mXqz1Lr0aT2kVb9PcW4'],
+        }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  {
+    $id: 'FormDetail',
+    description: 'A form with its field definitions and where a site posts it, so a site can render it.',
+    additionalProperties: false,
+  },
+)
+export type FormDetail = Static<typeof FormDetailSchema>
+
+/** Reads a form record; a missing id is generated only when the form is written. */
+export const readForm = recordReader(
+  Type.Object({
+    ...kindField('form'),
+    ...importFields(FormSchema.properties, {
+      filled: ['title'],
+      limits: { title: FIELD_LIMITS.formTitle, description: FIELD_LIMITS.formDescription },
+    }),
+    isActive: Type.Boolean({ default: true }),
+    // Absent: a new form's intake stays off and an existing form's is left as it is.
+    intake: Type.Optional(IntakeSettingsInputSchema),
+    // The API does not show a form's timestamps, but forms keep them like every other resource.
+    ...importFields({ createdAt: Timestamp, updatedAt: Timestamp }),
+  }),
+  (draft) => draft,
+  {
+    intake: {
+      placeholder: undefined,
+      check: (value) => {
+        const { settings, problems } = readIntakeSettings(value)
+        return problems.length === 0 ? settings : new Refusal(problems.join('; '))
+      },
+    },
+  },
+)
+
+/** A form record completed with its defaults: the API's fields, `isActive` and timestamps. */
+export type FormDraft = ReturnType<typeof readForm>['draft']
+
+/** A form as the dashboard's editor sends it; text as typed. */
+export interface FormInput {
+  title: string
+  /** Blank means none. */
+  description: string
+  isActive: boolean
+}
+
+/** The fields of a form the editor shows, in its order, with the names its problems start with. */
+export const FORM_FIELD_LABELS = { title: 'Title', description: 'Description' } as const
+export type FormField = keyof typeof FORM_FIELD_LABELS
+
+/**
+ * Reads a form as the editor sends it, surrounding whitespace trimmed, by {@link readForm}.
+ * `fields` holds a sentence per wrong field; the value is only good to store when there is none.
+ */
+export function readFormInput(input: FormInput): {
+  value: { title: string; description: string | null; isActive: boolean }
+  fields: Partial<Record<FormField, string>>
+} {
+  const description = input.description.trim()
+  const { draft, problems } = readForm({
+    title: input.title.trim(),
+    description: description === '' ? null : description,
+    isActive: input.isActive,
+  })
+  return {
+    value: { title: draft.title, description: draft.description, isActive: draft.isActive },
+    fields: problemsByField(problems, FORM_FIELD_LABELS),
+  }
+}
+
+// The API's read path (a repository) presents forms too, and the database layer may not import
+// upwards: the presenter is defined beside that query and shared from here.
+export { presentForm } from '../db/repositories/content.js'

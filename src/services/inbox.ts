@@ -1,9 +1,25 @@
-import { type ExpressionBuilder, type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
+import type { Kysely } from 'kysely'
 import { createContentCache, readFormStates } from '../db/content-version.js'
-import { presentSubmission, submissionJson } from '../db/repositories/content.js'
-import { type Database, SUBMISSION_COLUMNS, type SubmissionsTable } from '../db/tables.js'
+import { formExists } from '../db/repositories/forms.js'
+import {
+  busiestUnreadForms,
+  countSubmissionsInView,
+  deleteSubmissionsOfForm,
+  findSubmissionById,
+  type SubmissionFlags,
+  type SubmissionRow,
+  type SubmissionView,
+  setSubmissionFlags,
+  submissionIdsInView,
+  submissionIdsOfForm,
+  submissionsByIds,
+  submissionsInViewBatches,
+  unreadSubmissionTotal,
+} from '../db/repositories/submissions.js'
+import type { Database } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
-import type { PageOf, Submission } from '../schemas.js'
+import { presentSubmission, type Submission, submissionJson } from '../resources/submission.js'
+import type { PageOf } from '../schemas.js'
 import { now } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
 import { checkSearch, containsPattern, pageWindow } from './listing.js'
@@ -33,17 +49,26 @@ export interface InboxQuery {
 /** What a bulk action does to each selected submission. */
 export type BulkAction = 'read' | 'unread' | 'star' | 'unstar' | 'delete'
 
-const BULK_CHANGES: Record<
-  Exclude<BulkAction, 'delete'>,
-  Partial<Pick<SubmissionsTable, 'is_read' | 'is_starred'>>
-> = {
+const BULK_CHANGES: Record<Exclude<BulkAction, 'delete'>, SubmissionFlags> = {
   read: { is_read: 1 },
   unread: { is_read: 0 },
   star: { is_starred: 1 },
   unstar: { is_starred: 0 },
 }
 
-type SubmissionQuery<O> = SelectQueryBuilder<Database, 'submissions', O>
+/** The view as the repository reads it: the search as LIKE patterns over the stored data and the notes. */
+function asRepositoryView(view: InboxQuery): SubmissionView {
+  // The data is matched as stored, as JSON text, so the search text is JSON-escaped first: a `"`
+  // in a value is `\"` there.
+  const search =
+    view.search === ''
+      ? null
+      : {
+          data: containsPattern(JSON.stringify(view.search).slice(1, -1)),
+          notes: containsPattern(view.search),
+        }
+  return { formId: view.formId, filter: view.filter, search, sort: view.sort }
+}
 
 /**
  * The submission inbox of the dashboard: a form's submissions filtered, searched and sorted, pages
@@ -51,34 +76,8 @@ type SubmissionQuery<O> = SelectQueryBuilder<Database, 'submissions', O>
  * change is audited in its own transaction; values reach the database as parameters only.
  */
 export function createInboxService(db: Kysely<Database>) {
-  const formExists = async (formId: string) => {
-    const row = await db.selectFrom('forms').select('id').where('id', '=', formId).executeTakeFirst()
-    if (!row) throw new NotFoundError(`Form '${formId}' not found`)
-  }
-
-  /**
-   * The view's conditions. The search compares `lower()` of both sides, so it is the same on both
-   * dialects (ASCII letters fold; `lower()` on SQLite, and on PostgreSQL's byte-order "C" collation,
-   * leaves other letters as they are). The data is matched as stored, as JSON text, so the search
-   * text is JSON-escaped first: a `"` in a value is `\"` there.
-   */
-  const matches = (search: string) => {
-    const inData = containsPattern(JSON.stringify(search).slice(1, -1))
-    const inNotes = containsPattern(search)
-    return sql<boolean>`(lower(${sql.ref('submissions.data')}) like lower(${inData}) escape '\\' or lower(coalesce(${sql.ref('submissions.notes')}, '')) like lower(${inNotes}) escape '\\')`
-  }
-
-  const scoped = <O>(query: SubmissionQuery<O>, view: InboxQuery): SubmissionQuery<O> => {
-    let scopedQuery = query.where('submissions.form_id', '=', view.formId)
-    if (view.filter === 'unread') scopedQuery = scopedQuery.where('submissions.is_read', '=', 0)
-    if (view.filter === 'starred') scopedQuery = scopedQuery.where('submissions.is_starred', '=', 1)
-    if (view.search !== '') scopedQuery = scopedQuery.where(matches(view.search))
-    return scopedQuery
-  }
-
-  const ordered = <O>(query: SubmissionQuery<O>, sort: InboxSort): SubmissionQuery<O> => {
-    const direction = sort === 'newest' ? 'desc' : 'asc'
-    return query.orderBy('submissions.created_at', direction).orderBy('submissions.id', direction)
+  const mustExist = async (formId: string) => {
+    if (!(await formExists(db, formId))) throw new NotFoundError(`Form '${formId}' not found`)
   }
 
   // A view's total: "all" and "unread" without a search are the counts the database keeps per form
@@ -89,29 +88,9 @@ export function createInboxService(db: Kysely<Database>) {
     const state = (await readFormStates(db, [view.formId])).get(view.formId)
     if (view.search === '' && view.filter === 'all') return state?.total ?? 0
     if (view.search === '' && view.filter === 'unread') return state?.unread ?? 0
-    return totals.get(
-      JSON.stringify([view.formId, view.filter, view.search]),
-      state?.version ?? 0,
-      async () => {
-        const { total } = await scoped(db.selectFrom('submissions'), view)
-          .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
-          .executeTakeFirstOrThrow()
-        return Number(total)
-      },
+    return totals.get(JSON.stringify([view.formId, view.filter, view.search]), state?.version ?? 0, () =>
+      countSubmissionsInView(db, asRepositoryView(view)),
     )
-  }
-
-  /** The selected ids that are submissions of the form (others are left alone, silently). */
-  const selected = async (trx: Kysely<Database>, formId: string, ids: readonly string[]) => {
-    if (ids.length === 0) return []
-    const rows = await trx
-      .selectFrom('submissions')
-      .select('id')
-      .where('form_id', '=', formId)
-      .where('id', 'in', [...ids])
-      .orderBy('id')
-      .execute()
-    return rows.map((row) => row.id)
   }
 
   return {
@@ -126,30 +105,11 @@ export function createInboxService(db: Kysely<Database>) {
      * deep page skips index entries rather than whole rows.
      */
     async listPage(view: InboxQuery, page: number, pageSize: number): Promise<PageOf<Submission>> {
-      await formExists(view.formId)
+      await mustExist(view.formId)
       const total = await countView(view)
       const window = pageWindow({ page, size: pageSize }, total)
-      const reversed: InboxSort = view.sort === 'newest' ? 'oldest' : 'newest'
-      const ids =
-        window.limit === 0
-          ? []
-          : await ordered(
-              scoped(db.selectFrom('submissions').select('submissions.id'), view),
-              window.reverse ? reversed : view.sort,
-            )
-              .limit(window.limit)
-              .offset(window.offset)
-              .execute()
-      const rows =
-        ids.length === 0
-          ? []
-          : await ordered(db.selectFrom('submissions').select(SUBMISSION_COLUMNS), view.sort)
-              .where(
-                'submissions.id',
-                'in',
-                ids.map((row) => row.id),
-              )
-              .execute()
+      const ids = window.limit === 0 ? [] : await submissionIdsInView(db, asRepositoryView(view), window)
+      const rows = await submissionsByIds(db, ids, view.sort)
       return { items: rows.map(presentSubmission), total }
     },
 
@@ -160,48 +120,9 @@ export function createInboxService(db: Kysely<Database>) {
      * the last row of the one before (keyset on created_at and id), so memory stays one batch and a
      * deep batch costs what the first does. Rows added or removed meanwhile appear or not, once.
      */
-    async *exportRows(view: InboxQuery, batchSize = 500): AsyncGenerator<Selectable<SubmissionsTable>[]> {
-      await formExists(view.formId)
-      const after = view.sort === 'newest' ? '<' : '>'
-      // With a search, the planner may estimate few matches and sort every match for each batch
-      // (quadratic on PostgreSQL). So the walk goes over the unsearched view in index order, a
-      // window of keys at a time, asking only which keys match; then it reads the matching rows.
-      const unsearched: InboxQuery = { ...view, search: '' }
-      let last: { created_at: string; id: string } | undefined
-      for (;;) {
-        let query = ordered(scoped(db.selectFrom('submissions'), unsearched), view.sort)
-        if (last) {
-          const key = last
-          query = query.where((eb: ExpressionBuilder<Database, 'submissions'>) =>
-            eb(
-              eb.refTuple('submissions.created_at', 'submissions.id'),
-              after,
-              eb.tuple(key.created_at, key.id),
-            ),
-          )
-        }
-        if (view.search === '') {
-          const rows = await query.select(SUBMISSION_COLUMNS).limit(batchSize).execute()
-          if (rows.length > 0) yield rows
-          if (rows.length < batchSize) return
-          const end = rows[rows.length - 1] as Selectable<SubmissionsTable>
-          last = { created_at: end.created_at, id: end.id }
-          continue
-        }
-        const window = await query
-          .select(['submissions.created_at', 'submissions.id', matches(view.search).as('hit')])
-          .limit(batchSize * 4)
-          .execute()
-        // PostgreSQL answers a boolean, SQLite 1 or 0.
-        const hits = window.filter((row) => row.hit === true || Number(row.hit) === 1).map((row) => row.id)
-        if (hits.length > 0)
-          yield await ordered(db.selectFrom('submissions').select(SUBMISSION_COLUMNS), view.sort)
-            .where('submissions.id', 'in', hits)
-            .execute()
-        if (window.length < batchSize * 4) return
-        const end = window[window.length - 1] as { created_at: string; id: string }
-        last = { created_at: end.created_at, id: end.id }
-      }
+    async *exportRows(view: InboxQuery, batchSize = 500): AsyncGenerator<SubmissionRow[]> {
+      await mustExist(view.formId)
+      yield* submissionsInViewBatches(db, asRepositoryView(view), batchSize)
     },
 
     /** The batches of `exportRows`, each submission as JSON text exactly as the API writes it. */
@@ -230,28 +151,11 @@ export function createInboxService(db: Kysely<Database>) {
     },
 
     /** The forms with the most unread submissions, most first, with their titles (the overview's list). */
-    async busiestUnread(limit: number): Promise<{ formId: string; title: string; unread: number }[]> {
-      // From the counts the database keeps per form, with the titles of the forms that still exist.
-      const rows = await db
-        .selectFrom('form_submission_counts')
-        .innerJoin('forms', 'forms.id', 'form_submission_counts.form_id')
-        .select(['form_submission_counts.form_id', 'form_submission_counts.unread', 'forms.title'])
-        .where('form_submission_counts.unread', '>', 0)
-        .orderBy('form_submission_counts.unread', 'desc')
-        .orderBy('form_submission_counts.form_id')
-        .limit(limit)
-        .execute()
-      return rows.map((row) => ({ formId: row.form_id, title: row.title, unread: Number(row.unread) }))
-    },
+    busiestUnread: (limit: number): Promise<{ formId: string; title: string; unread: number }[]> =>
+      busiestUnreadForms(db, limit),
 
     /** Unread submissions across all forms (the overview's figure). */
-    async unreadTotal(): Promise<number> {
-      const { total } = await db
-        .selectFrom('form_submission_counts')
-        .select((eb) => eb.fn.coalesce(eb.fn.sum<number | string | bigint>('unread'), eb.lit(0)).as('total'))
-        .executeTakeFirstOrThrow()
-      return Number(total)
-    },
+    unreadTotal: (): Promise<number> => unreadSubmissionTotal(db),
 
     /** The selected submissions that belong to the form, in the view's order (for a confirmation to list). */
     async selectedSubmissions(
@@ -261,13 +165,8 @@ export function createInboxService(db: Kysely<Database>) {
     ): Promise<Submission[]> {
       if (ids.length > MAX_BULK_IDS)
         throw new ValidationError(`At most ${MAX_BULK_IDS} submissions can be changed at once.`)
-      await formExists(formId)
-      if (ids.length === 0) return []
-      const rows = await ordered(db.selectFrom('submissions').select(SUBMISSION_COLUMNS), sort)
-        .where('submissions.form_id', '=', formId)
-        .where('submissions.id', 'in', [...ids])
-        .execute()
-      return rows.map(presentSubmission)
+      await mustExist(formId)
+      return (await submissionsByIds(db, ids, sort, formId)).map(presentSubmission)
     },
 
     /**
@@ -284,12 +183,12 @@ export function createInboxService(db: Kysely<Database>) {
     ): Promise<number> {
       if (ids.length > MAX_BULK_IDS)
         throw new ValidationError(`At most ${MAX_BULK_IDS} submissions can be changed at once.`)
-      await formExists(formId)
+      await mustExist(formId)
       return db.transaction().execute(async (trx) => {
-        const found = await selected(trx, formId, ids)
+        const found = await submissionIdsOfForm(trx, formId, ids)
         if (found.length === 0) return 0
         if (action === 'delete') {
-          await trx.deleteFrom('submissions').where('form_id', '=', formId).where('id', 'in', found).execute()
+          await deleteSubmissionsOfForm(trx, formId, found)
           await recordAudit(trx, {
             actor,
             action: 'submissions.deleted',
@@ -298,12 +197,7 @@ export function createInboxService(db: Kysely<Database>) {
           })
         } else {
           const change = BULK_CHANGES[action]
-          await trx
-            .updateTable('submissions')
-            .set({ ...change, updated_at: now() })
-            .where('form_id', '=', formId)
-            .where('id', 'in', found)
-            .execute()
+          await setSubmissionFlags(trx, formId, found, { ...change, updated_at: now() })
           await recordAudit(trx, {
             actor,
             action: 'submissions.updated',
@@ -322,11 +216,7 @@ export function createInboxService(db: Kysely<Database>) {
 
     /** One submission with its form id, for the delete confirmation; a `NotFoundError` when there is none. */
     async getSubmission(id: string): Promise<{ formId: string; submission: Submission }> {
-      const row = await db
-        .selectFrom('submissions')
-        .select(SUBMISSION_COLUMNS)
-        .where('id', '=', id)
-        .executeTakeFirst()
+      const row = await findSubmissionById(db, id)
       if (!row) throw new NotFoundError(`Submission '${id}' not found`)
       return { formId: row.form_id, submission: presentSubmission(row) }
     },

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { readTimestamp } from '../../src/services/import/records.js'
+import { readTimestamp } from '../../src/resources/record-reader.js'
 import { SeenIds } from '../../src/services/import/seen-ids.js'
 import { parseTimestamp } from '../../src/time.js'
 

@@ -1,3 +1,4 @@
+import type { FieldProblem } from '../../resources/record-reader.js'
 import type { Collection, ImportKind } from './kinds.js'
 
 /**
@@ -9,12 +10,8 @@ export type Location =
   | { style: 'item'; order: number; collection: Collection; index: number }
   | { style: 'file'; order: number }
 
-/** One thing wrong with a record or the file, before its location is added. */
-export interface FieldProblem {
-  field?: string
-  /** A predicate that follows the field name: `must be a boolean`, `'form_x' does not exist`. */
-  message: string
-}
+/** One thing wrong with a record or the file, before its location is added (see `resources/`). */
+export type { FieldProblem } from '../../resources/record-reader.js'
 
 /** A problem as listed to the user: `line 3 (page): path must start with '/'`, `pages[0].path: …`. */
 export function formatProblem(location: Location, problem: FieldProblem): string {

@@ -1,12 +1,15 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../../db/tables.js'
+import { readForm } from '../../resources/form.js'
+import { readPage } from '../../resources/page.js'
+import { readRedirect } from '../../resources/redirect.js'
+import { readSubmission } from '../../resources/submission.js'
 import { checkPagePaths, checkRedirects, type Findings, FormReferences } from './checks.js'
 import { ImportError, MAX_LISTED_PROBLEMS, MessageList } from './errors.js'
 import type { ImportKind } from './kinds.js'
 import { type KindCounts, zeroCounts } from './kinds.js'
 import { describeLocation, type FieldProblem, formatProblem, type Location } from './locations.js'
 import { RecordIndex } from './record-index.js'
-import { readForm, readPage, readRedirect, readSubmission } from './records.js'
 import type { RecordSource, SourceEntry } from './sources.js'
 
 const MAX_LISTED_WARNINGS = 100

@@ -27,6 +27,10 @@ import {
   type SubmissionsTable,
 } from '../../db/tables.js'
 import { newId } from '../../ids.js'
+import { type FormDraft, readForm } from '../../resources/form.js'
+import { type PageDraft, readPage } from '../../resources/page.js'
+import { type RedirectDraft, readRedirect } from '../../resources/redirect.js'
+import { readSubmission, type SubmissionDraft } from '../../resources/submission.js'
 import { now as currentTime } from '../../time.js'
 import {
   recordStagedSubmissionsCreated,
@@ -40,16 +44,6 @@ import type { JsonObject } from './json.js'
 import { type KindCounts, zeroCounts } from './kinds.js'
 import type { ImportPlan } from './plan.js'
 import { RecordIndex } from './record-index.js'
-import {
-  type FormDraft,
-  type PageDraft,
-  type RedirectDraft,
-  readForm,
-  readPage,
-  readRedirect,
-  readSubmission,
-  type SubmissionDraft,
-} from './records.js'
 import { SeenIds } from './seen-ids.js'
 import { SortedSubmissionLoad, type StagedRow } from './sorted-submissions.js'
 import type { RecordSource } from './sources.js'

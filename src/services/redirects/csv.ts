@@ -3,7 +3,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { CsvError, parse } from 'csv-parse'
 import { stringify } from 'csv-stringify/sync'
 import { type Executor, redirectBatches } from '../../db/repositories/redirects.js'
-import { checkRedirectInput, type RedirectValue } from './input.js'
+import { checkRedirectInput, type RedirectValue } from '../../resources/redirect.js'
 import { ROWS_PER_TURN } from './pacing.js'
 import { redirectPathForEntry } from './rules.js'
 

@@ -1,12 +1,12 @@
 import type { Readable } from 'node:stream'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../db/tables.js'
+import type { RedirectInput } from '../../resources/redirect.js'
 import type { Actor } from '../audit.js'
 import { createChainReports } from './chains.js'
 import { redirectsCsv } from './csv.js'
 import { flattenChains } from './flatten.js'
 import { importRedirectsCsv } from './imports.js'
-import type { RedirectInput } from './input.js'
 import {
   deleteRedirect,
   getRedirect,
@@ -15,11 +15,11 @@ import {
   writeRedirect,
 } from './writes.js'
 
+export type { RedirectField, RedirectInput } from '../../resources/redirect.js'
 export { describeChain, LISTED_CHAINS, type RedirectChainsReport } from './chains.js'
 export { CSV_COLUMNS } from './csv.js'
 export type { RedirectFlatteningResult } from './flatten.js'
 export type { RedirectImportResult } from './imports.js'
-export type { RedirectField, RedirectInput } from './input.js'
 export type { RedirectChange } from './writes.js'
 
 /**

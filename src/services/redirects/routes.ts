@@ -5,7 +5,7 @@ import {
   WALK_STEPS,
   walkRedirectsFrom,
 } from '../../db/repositories/redirects.js'
-import type { RedirectValue } from './input.js'
+import type { RedirectValue } from '../../resources/redirect.js'
 import { describeRedirectRoute, ROUTE_HEAD } from './rules.js'
 
 /** Chains named in the message after one change; the dashboard lists this many on its page. */

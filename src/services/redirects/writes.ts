@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely'
-import { presentRedirect } from '../../db/repositories/content.js'
 import {
   activeFlag,
   deleteRedirectRow,
@@ -12,11 +11,11 @@ import {
 import type { Database } from '../../db/tables.js'
 import { NotFoundError } from '../../errors.js'
 import { newId } from '../../ids.js'
+import { checkRedirectInput, presentRedirect, type RedirectInput } from '../../resources/redirect.js'
 import type { Redirect } from '../../schemas.js'
 import { now } from '../../time.js'
 import { type Actor, recordAudit } from '../audit.js'
 import { FieldValidationError } from '../content-admin.js'
-import { checkRedirectInput, type RedirectInput } from './input.js'
 import { chainsThrough, loopSentence, walkFrom } from './routes.js'
 import { redirectPathForEntry } from './rules.js'
 import { locked } from './transactions.js'
