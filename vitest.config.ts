@@ -20,6 +20,7 @@ function reachable(host: string, port: number): Promise<boolean> {
 // the server's own tests.
 const UNIT_TESTS = [
   'src/html.test.ts',
+  'src/resources/readers.test.ts',
   'src/http/api/v1/authorization.test.ts',
   'src/db/group-commit.test.ts',
   'src/http/params.test.ts',
