@@ -99,3 +99,63 @@ export async function failPendingDeliveriesTo(trx: Executor, endpointId: string,
     .where('status', '=', 'pending')
     .execute()
 }
+
+/** Deletes every delivery to endpoint `endpointId` (the endpoint is being removed). */
+export async function deleteDeliveriesTo(trx: Executor, endpointId: string): Promise<void> {
+  await trx.deleteFrom('notification_deliveries').where('endpoint_id', '=', endpointId).execute()
+}
+
+/** The newest `limit` deliveries to endpoint `endpointId`, with their event's type. */
+export function listDeliveriesTo(db: Executor, endpointId: string, limit: number) {
+  return db
+    .selectFrom('notification_deliveries as d')
+    .innerJoin('notification_events as e', 'e.id', 'd.event_id')
+    .select([
+      'd.event_id',
+      'e.type',
+      'd.status',
+      'd.attempts',
+      'd.last_status',
+      'd.response_code',
+      'd.duration_ms',
+      'd.next_attempt_at',
+      'd.delivered_at',
+      'd.created_at',
+    ])
+    .where('d.endpoint_id', '=', endpointId)
+    .orderBy('d.created_at', 'desc')
+    .orderBy('d.event_id', 'desc')
+    .limit(limit)
+    .execute()
+}
+
+/**
+ * Makes event `eventId`'s webhook delivery to `endpointId` due at `now`, expiring at `expiresAt`:
+ * a new delivery, or the existing one made pending again (its attempts kept).
+ */
+export async function scheduleWebhookDelivery(
+  trx: Executor,
+  delivery: { eventId: string; endpointId: string; now: string; expiresAt: string },
+): Promise<void> {
+  const { eventId, endpointId, now, expiresAt } = delivery
+  const fresh = {
+    status: 'pending' as const,
+    next_attempt_at: now,
+    claimed_until: null,
+    expires_at: expiresAt,
+    updated_at: now,
+  }
+  await trx
+    .insertInto('notification_deliveries')
+    .values({
+      id: `${eventId}:${endpointId}`,
+      event_id: eventId,
+      endpoint_id: endpointId,
+      channel: 'webhook',
+      attempts: 0,
+      created_at: now,
+      ...fresh,
+    })
+    .onConflict((conflict) => conflict.column('id').doUpdateSet(fresh))
+    .execute()
+}

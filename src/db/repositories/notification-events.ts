@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { Database, NotificationEventsTable } from '../tables.js'
 
-/** The notification_events table's SQL, for the delivery worker (`services/notifications/`). */
+/** The notification_events table's SQL, for the delivery worker and the webhook service. */
 
 export type Executor = Kysely<Database> | Transaction<Database>
 
@@ -21,4 +21,12 @@ export async function findEventsByIds(
  */
 export function findEventForm(db: Executor, formId: string) {
   return db.selectFrom('forms').select(['id', 'title', 'intake']).where('id', '=', formId).executeTakeFirst()
+}
+
+/** Whether event `id` exists. */
+export async function eventExists(db: Executor, id: string): Promise<boolean> {
+  return (
+    (await db.selectFrom('notification_events').select('id').where('id', '=', id).executeTakeFirst()) !==
+    undefined
+  )
 }
