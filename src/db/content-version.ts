@@ -21,6 +21,13 @@ export async function readKindVersion(db: Kysely<Database>, kind: ContentKind): 
   return Number(row?.version ?? 0)
 }
 
+/** The current version of every kind of content, as stored (PostgreSQL's bigint as a string). */
+export function readKindVersions(
+  db: Kysely<Database>,
+): Promise<{ kind: ContentKind; version: number | string }[]> {
+  return db.selectFrom('content_versions').select(['kind', 'version']).execute()
+}
+
 /** What the database keeps about one form's submissions: their version, total and unread count. */
 export interface FormState {
   /** Whether the form exists now. */

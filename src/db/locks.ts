@@ -11,3 +11,25 @@ import type { Database, LockName } from './tables.js'
 export async function takeLock(trx: Transaction<Database>, name: LockName): Promise<void> {
   await trx.updateTable('locks').set({ acquired_at: now() }).where('name', '=', name).execute()
 }
+
+/**
+ * Takes the lock `name` at `at` only if it was last taken at least `idleMs` before (or never): true
+ * when this caller took it. Held until `trx` ends; it spaces out a periodic task done by one
+ * instance at a time.
+ */
+export async function takeLockIfIdle(
+  trx: Transaction<Database>,
+  name: LockName,
+  at: number,
+  idleMs: number,
+): Promise<boolean> {
+  const taken = await trx
+    .updateTable('locks')
+    .set({ acquired_at: new Date(at).toISOString() })
+    .where('name', '=', name)
+    .where((eb) =>
+      eb.or([eb('acquired_at', 'is', null), eb('acquired_at', '<=', new Date(at - idleMs).toISOString())]),
+    )
+    .executeTakeFirst()
+  return Number(taken.numUpdatedRows) > 0
+}

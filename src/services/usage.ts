@@ -1,4 +1,5 @@
-import { type Kysely, sql } from 'kysely'
+import type { Kysely } from 'kysely'
+import { addUsageCounts, totalUsageSince, usageOfKeySince } from '../db/repositories/key-usage-hourly.js'
 import type { Database } from '../db/tables.js'
 import { UnavailableError } from '../errors.js'
 import { formatTimestamp } from '../time.js'
@@ -28,13 +29,10 @@ export interface UsageOptions {
 /** The hour's start, canonical UTC, of an hour number (ms since the epoch / 3,600,000). */
 const hourStamp = (hour: number) => formatTimestamp(new Date(hour * HOUR_MS))
 
-/** Rows per upsert statement: four parameters each, well under every driver's limit. */
-const FLUSH_BATCH = 500
-
 /**
  * API key usage per hour. `count` is on the API's hot path, so it only adds to a map in memory (no
  * I/O, no allocation once a key has been seen this hour); `flush` adds the counts to
- * `key_usage_hourly` in a few upserts, about once a minute, from each instance. Reads add what this
+ * `key_usage_hourly` in a few upserts (`db/repositories/key-usage-hourly.ts`), about once a minute, from each instance. Reads add what this
  * instance has not flushed yet, so a key's page is current here and at most a minute behind for the
  * other instances.
  */
@@ -71,18 +69,7 @@ export function createUsageService(db: Kysely<Database>, options: UsageOptions =
           requests: counts.requests,
           rejected: counts.rejected,
         })
-    for (let i = 0; i < rows.length; i += FLUSH_BATCH) {
-      await db
-        .insertInto('key_usage_hourly')
-        .values(rows.slice(i, i + FLUSH_BATCH))
-        .onConflict((conflict) =>
-          conflict.columns(['key_id', 'hour']).doUpdateSet({
-            requests: sql`${sql.ref('key_usage_hourly.requests')} + ${sql.ref('excluded.requests')}`,
-            rejected: sql`${sql.ref('key_usage_hourly.rejected')} + ${sql.ref('excluded.rejected')}`,
-          }),
-        )
-        .execute()
-    }
+    await addUsageCounts(db, rows)
   }
 
   const flushOnce = async () => {
@@ -151,12 +138,7 @@ export function createUsageService(db: Kysely<Database>, options: UsageOptions =
     async hourly(keyId: string, hours = 168): Promise<HourlyUsage[]> {
       const current = Math.floor(clock() / HOUR_MS)
       const first = current - hours + 1
-      const rows = await db
-        .selectFrom('key_usage_hourly')
-        .select(['hour', 'requests', 'rejected'])
-        .where('key_id', '=', keyId)
-        .where('hour', '>=', hourStamp(first))
-        .execute()
+      const rows = await usageOfKeySince(db, keyId, hourStamp(first))
       const stored = new Map(rows.map((row) => [row.hour, row]))
       const unflushed = pendingFor(keyId, first)
       return Array.from({ length: hours }, (_, index) => {
@@ -176,16 +158,7 @@ export function createUsageService(db: Kysely<Database>, options: UsageOptions =
     async today(): Promise<UsageCounts> {
       const current = clock()
       const dayStart = Math.floor(current / 86_400_000) * 24
-      const row = await db
-        .selectFrom('key_usage_hourly')
-        .select((eb) => [
-          eb.fn.sum<number | string | null>('requests').as('requests'),
-          eb.fn.sum<number | string | null>('rejected').as('rejected'),
-        ])
-        .where('hour', '>=', hourStamp(dayStart))
-        .executeTakeFirstOrThrow()
-      let requests = Number(row.requests ?? 0)
-      let rejected = Number(row.rejected ?? 0)
+      let { requests, rejected } = await totalUsageSince(db, hourStamp(dayStart))
       for (const counts of pendingFor(undefined, dayStart).values()) {
         requests += counts.requests
         rejected += counts.rejected

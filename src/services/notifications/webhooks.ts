@@ -1,4 +1,19 @@
 import type { Kysely } from 'kysely'
+import {
+  deleteDeliveriesTo,
+  listDeliveriesTo,
+  scheduleWebhookDelivery,
+} from '../../db/repositories/notification-deliveries.js'
+import { eventExists } from '../../db/repositories/notification-events.js'
+import {
+  activateEndpoint,
+  deleteEndpoint,
+  findEndpoint,
+  formExists,
+  insertEndpoint,
+  listEndpoints,
+  replaceEndpointSecret,
+} from '../../db/repositories/webhook-endpoints.js'
 import type { Database, NotificationEventType, WebhookEndpointsTable } from '../../db/tables.js'
 import { NotFoundError, ValidationError } from '../../errors.js'
 import { randomBase62 } from '../../ids.js'
@@ -90,7 +105,7 @@ export function createWebhookService(db: Kysely<Database>, options: WebhookServi
   const box = () => secretBox(options.secretKey())
 
   async function row(id: string): Promise<WebhookEndpointsTable> {
-    const found = await db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst()
+    const found = await findEndpoint(db, id)
     if (!found) throw new NotFoundError(`Webhook endpoint '${id}' not found`)
     return found
   }
@@ -108,10 +123,8 @@ export function createWebhookService(db: Kysely<Database>, options: WebhookServi
       const secret = newSigningSecret()
       const sealed = box().seal(secret)
       const inserted = await db.transaction().execute(async (trx) => {
-        if (formId !== null) {
-          const form = await trx.selectFrom('forms').select('id').where('id', '=', formId).executeTakeFirst()
-          if (!form) throw new NotFoundError(`Form '${formId}' not found`)
-        }
+        if (formId !== null && !(await formExists(trx, formId)))
+          throw new NotFoundError(`Form '${formId}' not found`)
         const values: WebhookEndpointsTable = {
           id: `whk_${randomBase62(20)}`,
           url,
@@ -126,7 +139,7 @@ export function createWebhookService(db: Kysely<Database>, options: WebhookServi
           last_success_at: null,
           created_at: formatTimestamp(new Date(clock())),
         }
-        await trx.insertInto('webhook_endpoints').values(values).execute()
+        await insertEndpoint(trx, values)
         await recordAudit(trx, {
           actor,
           action: 'webhook.created',
@@ -139,13 +152,7 @@ export function createWebhookService(db: Kysely<Database>, options: WebhookServi
     },
 
     async list(): Promise<WebhookEndpoint[]> {
-      const rows = await db
-        .selectFrom('webhook_endpoints')
-        .selectAll()
-        .orderBy('created_at')
-        .orderBy('id')
-        .execute()
-      return rows.map(toEndpoint)
+      return (await listEndpoints(db)).map(toEndpoint)
     },
 
     async get(id: string): Promise<WebhookEndpoint> {
@@ -155,14 +162,10 @@ export function createWebhookService(db: Kysely<Database>, options: WebhookServi
     /** Removes an endpoint and its deliveries. */
     async remove(id: string, actor: Actor = 'cli'): Promise<void> {
       await db.transaction().execute(async (trx) => {
-        const found = await trx
-          .selectFrom('webhook_endpoints')
-          .select('url')
-          .where('id', '=', id)
-          .executeTakeFirst()
+        const found = await findEndpoint(trx, id)
         if (!found) throw new NotFoundError(`Webhook endpoint '${id}' not found`)
-        await trx.deleteFrom('notification_deliveries').where('endpoint_id', '=', id).execute()
-        await trx.deleteFrom('webhook_endpoints').where('id', '=', id).execute()
+        await deleteDeliveriesTo(trx, id)
+        await deleteEndpoint(trx, id)
         await recordAudit(trx, { actor, action: 'webhook.deleted', target: id, detail: { url: found.url } })
       })
     },
@@ -170,20 +173,11 @@ export function createWebhookService(db: Kysely<Database>, options: WebhookServi
     /** Lets a disabled endpoint (410 Gone) receive events again. */
     async enable(id: string, actor: Actor = 'cli'): Promise<WebhookEndpoint> {
       return db.transaction().execute(async (trx) => {
-        const result = await trx
-          .updateTable('webhook_endpoints')
-          .set({ status: 'active', consecutive_failures: 0 })
-          .where('id', '=', id)
-          .executeTakeFirst()
-        if (Number(result.numUpdatedRows) === 0) throw new NotFoundError(`Webhook endpoint '${id}' not found`)
+        if (!(await activateEndpoint(trx, id))) throw new NotFoundError(`Webhook endpoint '${id}' not found`)
         await recordAudit(trx, { actor, action: 'webhook.enabled', target: id })
-        return toEndpoint(
-          await trx
-            .selectFrom('webhook_endpoints')
-            .selectAll()
-            .where('id', '=', id)
-            .executeTakeFirstOrThrow(),
-        )
+        const enabled = await findEndpoint(trx, id)
+        if (!enabled) throw new NotFoundError(`Webhook endpoint '${id}' not found`)
+        return toEndpoint(enabled)
       })
     },
 
@@ -196,17 +190,9 @@ export function createWebhookService(db: Kysely<Database>, options: WebhookServi
       const sealed = box().seal(secret)
       const previousUntil = formatTimestamp(new Date(clock() + ROTATION_OVERLAP_MS))
       await db.transaction().execute(async (trx) => {
-        const found = await trx
-          .selectFrom('webhook_endpoints')
-          .select('secret')
-          .where('id', '=', id)
-          .executeTakeFirst()
+        const found = await findEndpoint(trx, id)
         if (!found) throw new NotFoundError(`Webhook endpoint '${id}' not found`)
-        await trx
-          .updateTable('webhook_endpoints')
-          .set({ secret: sealed, previous_secret: found.secret, previous_secret_until: previousUntil })
-          .where('id', '=', id)
-          .execute()
+        await replaceEndpointSecret(trx, id, { sealed, previous: found.secret, until: previousUntil })
         await recordAudit(trx, {
           actor,
           action: 'webhook.secret_rotated',
@@ -222,26 +208,7 @@ export function createWebhookService(db: Kysely<Database>, options: WebhookServi
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
         throw new ValidationError('The limit must be an integer from 1 to 1000')
       await row(id)
-      const rows = await db
-        .selectFrom('notification_deliveries as d')
-        .innerJoin('notification_events as e', 'e.id', 'd.event_id')
-        .select([
-          'd.event_id',
-          'e.type',
-          'd.status',
-          'd.attempts',
-          'd.last_status',
-          'd.response_code',
-          'd.duration_ms',
-          'd.next_attempt_at',
-          'd.delivered_at',
-          'd.created_at',
-        ])
-        .where('d.endpoint_id', '=', id)
-        .orderBy('d.created_at', 'desc')
-        .orderBy('d.event_id', 'desc')
-        .limit(limit)
-        .execute()
+      const rows = await listDeliveriesTo(db, id, limit)
       return rows.map((r) => ({
         eventId: r.event_id,
         type: r.type,
@@ -265,40 +232,12 @@ export function createWebhookService(db: Kysely<Database>, options: WebhookServi
       const now = formatTimestamp(new Date(at))
       const expires = formatTimestamp(new Date(at + RETRY_WINDOW_MS))
       await db.transaction().execute(async (trx) => {
-        const endpoint = await trx
-          .selectFrom('webhook_endpoints')
-          .select('status')
-          .where('id', '=', endpointId)
-          .executeTakeFirst()
+        const endpoint = await findEndpoint(trx, endpointId)
         if (!endpoint) throw new NotFoundError(`Webhook endpoint '${endpointId}' not found`)
         if (endpoint.status === 'disabled')
           throw new ValidationError(`Webhook endpoint '${endpointId}' is disabled: enable it first`)
-        const event = await trx
-          .selectFrom('notification_events')
-          .select('id')
-          .where('id', '=', eventId)
-          .executeTakeFirst()
-        if (!event) throw new NotFoundError(`Event '${eventId}' not found`)
-        const fresh = {
-          status: 'pending' as const,
-          next_attempt_at: now,
-          claimed_until: null,
-          expires_at: expires,
-          updated_at: now,
-        }
-        await trx
-          .insertInto('notification_deliveries')
-          .values({
-            id: `${eventId}:${endpointId}`,
-            event_id: eventId,
-            endpoint_id: endpointId,
-            channel: 'webhook',
-            attempts: 0,
-            created_at: now,
-            ...fresh,
-          })
-          .onConflict((conflict) => conflict.column('id').doUpdateSet(fresh))
-          .execute()
+        if (!(await eventExists(trx, eventId))) throw new NotFoundError(`Event '${eventId}' not found`)
+        await scheduleWebhookDelivery(trx, { eventId, endpointId, now, expiresAt: expires })
         await recordAudit(trx, { actor, action: 'webhook.resent', target: endpointId, detail: { eventId } })
       })
       outboxWritten()
