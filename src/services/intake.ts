@@ -13,7 +13,7 @@ import {
 } from '../resources/form.js'
 import { formatTimestamp } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
-import { outboxWritten, recordSubmissionsCreated, submissionTargets } from './notifications/outbox.js'
+import { outboxWritten, prepareSubmissionTargets, recordSubmissionsCreated } from './notifications/outbox.js'
 
 const DAY_MS = 86_400_000
 /** How often each instance asks for the retention lease. */
@@ -94,6 +94,8 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
     }))
     const spam = rows.filter((_, index) => group[index]?.post.spam === true)
     const kept = rows.filter((_, index) => group[index]?.post.spam !== true)
+    // Who listens is read before the transaction: nothing in it changes that.
+    const targets = kept.length > 0 ? await readTargets() : null
     // The submissions and their notifications commit together, or none does. Spam notifies no one.
     const notified = await db.transaction().execute(async (trx) => {
       if (spam.length > 0) await trx.insertInto('spam_submissions').values(spam).execute()
@@ -112,11 +114,12 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
         )
         .execute()
       const ids = kept.map((row) => row.id)
-      return recordSubmissionsCreated(trx, ids, await submissionTargets(trx), new Date(clock()))
+      return recordSubmissionsCreated(trx, ids, targets, new Date(clock()))
     })
     if (notified > 0) outboxWritten()
     return group.map((queued) => queued.id)
   }
+  const readTargets = prepareSubmissionTargets(database)
   const posts = createGroupCommit(writePosts)
 
   const service = {
