@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander'
 import { databaseLocation, printTable, withServices } from './context.js'
+import { type CliIo, writeLine } from './io.js'
 
 const DEFAULT_LIMIT = 50
 
@@ -10,7 +11,7 @@ function limitFlag(value: string): number {
 }
 
 /** `lectern audit list`: who did what, newest first. */
-export function registerAuditCommands(program: Command): void {
+export function registerAuditCommands(program: Command, io: CliIo): void {
   const audit = program.command('audit').description('read the audit log')
 
   audit
@@ -19,19 +20,22 @@ export function registerAuditCommands(program: Command): void {
     .option('--json', 'print JSON: an array of { at, actor, action, target, detail }')
     .option('--limit <n>', 'how many entries, 1 to 10000', limitFlag, DEFAULT_LIMIT)
     .action(async (options: { json?: boolean; limit: number }) => {
-      await withServices(async ({ audit }, database) => {
+      await withServices(io, async ({ audit }, database) => {
         const entries = await audit.recent(options.limit)
         if (options.json)
-          console.log(
+          writeLine(
+            io.stdout,
             JSON.stringify(
               entries.map(({ at, actor, action, target, detail }) => ({ at, actor, action, target, detail })),
               null,
               2,
             ),
           )
-        else if (entries.length === 0) console.log(`No audit entries in ${databaseLocation(database)}`)
+        else if (entries.length === 0)
+          writeLine(io.stdout, `No audit entries in ${databaseLocation(database)}`)
         else
           printTable(
+            io,
             entries.map((entry) => ({
               at: entry.at,
               actor: entry.actor,

@@ -9,6 +9,7 @@ import {
 import { migrateToLatest } from '../db/migrate.js'
 import { createServices, type Services } from '../services/index.js'
 import { runningDemo, shellWord } from './demo-lock.js'
+import { type CliIo, writeLine } from './io.js'
 
 /**
  * Runs `work` with migrated services on the configured database and always closes it, so a
@@ -17,6 +18,7 @@ import { runningDemo, shellWord } from './demo-lock.js'
  * a mistyped DATABASE_URL is reported, not answered from a new empty database.
  */
 export async function withServices<T>(
+  io: CliIo,
   work: (services: Services, database: DatabaseHandle, config: Config) => Promise<T>,
   options: Pick<OpenOptions, 'create'> & {
     /** The command only loads data (`import`): its bulk statements may run for minutes. */
@@ -28,7 +30,7 @@ export async function withServices<T>(
     writes?: boolean
   } = {},
 ): Promise<T> {
-  const config = loadConfig()
+  const config = loadConfig(io.env)
   const { writes, bulk, create = false } = options
   let database: DatabaseHandle
   try {
@@ -37,7 +39,7 @@ export async function withServices<T>(
       ...(bulk ? { statementTimeoutMs: BULK_STATEMENT_TIMEOUT_MS } : {}),
     })
   } catch (error) {
-    noteRunningDemo(error)
+    noteRunningDemo(io.env, error)
     throw error
   }
   try {
@@ -52,14 +54,14 @@ export async function withServices<T>(
       database,
       config,
     )
-    if (writes) console.error(`Wrote to ${databaseLocation(database)}`)
-    const hint = demoHint()
-    if (hint) console.error(hint)
+    if (writes) writeLine(io.stderr, `Wrote to ${databaseLocation(database)}`)
+    const hint = demoHint(io.env)
+    if (hint) writeLine(io.stderr, hint)
     return result
   } catch (error) {
     // "Not found" often means "wrong database" (the demo keeps its own): the report names it.
     if (error instanceof Error) failedIn.set(error, databaseLocation(database))
-    noteRunningDemo(error)
+    noteRunningDemo(io.env, error)
     throw error
   } finally {
     await database.close()
@@ -71,8 +73,8 @@ export async function withServices<T>(
  * directory), a line saying that the demo serves another database and how to reach it: a key
  * created here would be refused by the demo's server.
  */
-export function demoHint(): string | undefined {
-  if (process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== '') return undefined
+export function demoHint(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.DATABASE_URL !== undefined && env.DATABASE_URL !== '') return undefined
   const demo = runningDemo()
   if (!demo) return undefined
   return `Note: the demo running here (process ${demo.pid}) serves another database; to work on its data: export DATABASE_URL=${shellWord(`sqlite:${demo.file}`)}`
@@ -81,8 +83,8 @@ export function demoHint(): string | undefined {
 const failedIn = new WeakMap<Error, string>()
 const demoHints = new WeakMap<Error, string>()
 
-function noteRunningDemo(error: unknown): void {
-  const hint = demoHint()
+function noteRunningDemo(env: NodeJS.ProcessEnv, error: unknown): void {
+  const hint = demoHint(env)
   if (hint && error instanceof Error) demoHints.set(error, hint)
 }
 
@@ -105,8 +107,8 @@ export function databaseLocation(database: DatabaseHandle): string {
   return file && file !== ':memory:' ? `sqlite:${resolve(file)}` : database.description
 }
 
-/** Prints rows as an aligned plain-text table. */
-export function printTable(rows: Record<string, string | null>[], columns: string[]): void {
+/** Prints rows as an aligned plain-text table on stdout. */
+export function printTable(io: CliIo, rows: Record<string, string | null>[], columns: string[]): void {
   const cell = (value: string | null | undefined) => value ?? '-'
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)))
   const line = (values: string[]) =>
@@ -114,14 +116,6 @@ export function printTable(rows: Record<string, string | null>[], columns: strin
       .map((v, i) => v.padEnd(widths[i]))
       .join('  ')
       .trimEnd()
-  console.log(line(columns))
-  for (const row of rows) console.log(line(columns.map((c) => cell(row[c]))))
-}
-
-/** Reads all of stdin when it is piped; an interactive terminal yields undefined. */
-export async function readPipedStdin(): Promise<string | undefined> {
-  if (process.stdin.isTTY) return undefined
-  const chunks: Buffer[] = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8')
+  writeLine(io.stdout, line(columns))
+  for (const row of rows) writeLine(io.stdout, line(columns.map((c) => cell(row[c]))))
 }

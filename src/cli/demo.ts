@@ -9,6 +9,7 @@ import { createServices } from '../services/index.js'
 import { buildSampleContent } from '../services/sample-content.js'
 import { databaseLocation } from './context.js'
 import { DEMO_DATABASE_FILE, lockDatabaseFile, shellWord } from './demo-lock.js'
+import { type CliIo, writeLine } from './io.js'
 
 /** Where the demo keeps its data unless DATABASE_URL says otherwise; recreated on every run. */
 const DEMO_ADMIN_EMAIL = 'admin@example.com'
@@ -22,13 +23,14 @@ const DEMO_ADMIN_EMAIL = 'admin@example.com'
  * process, so a second demo started by mistake fails with one line and leaves the first one's data
  * alone. Requests are not logged unless LOG_LEVEL is set, so the printed key stays on screen.
  */
-export async function runDemo(options: { port?: string; host?: string }): Promise<void> {
-  const explicit = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== ''
-  const config = loadConfig(process.env, {
+export async function runDemo(io: CliIo, options: { port?: string; host?: string }): Promise<void> {
+  const { env } = io
+  const explicit = env.DATABASE_URL !== undefined && env.DATABASE_URL !== ''
+  const config = loadConfig(env, {
     PORT: options.port,
     HOST: options.host,
     DATABASE_URL: explicit ? undefined : `sqlite:${DEMO_DATABASE_FILE}`,
-    LOG_LEVEL: process.env.LOG_LEVEL ? undefined : 'warn',
+    LOG_LEVEL: env.LOG_LEVEL ? undefined : 'warn',
   })
   await ensurePortIsFree(config.HOST, config.PORT)
   const file = config.DATABASE_URL.startsWith('sqlite:') ? config.DATABASE_URL.slice(7) : undefined
@@ -76,7 +78,8 @@ export async function runDemo(options: { port?: string; host?: string }): Promis
         "The CLI opens ./data/lectern.db unless DATABASE_URL says otherwise; to work on the demo's data:",
         '  ./bin/lectern keys list   (with the same DATABASE_URL as this demo)',
       ]
-  console.log(
+  writeLine(
+    io.stdout,
     [
       '',
       `Lectern demo is running at ${base} (database ${location})`,
@@ -94,7 +97,7 @@ export async function runDemo(options: { port?: string; host?: string }): Promis
       '',
       ...cli,
       '',
-      process.env.LOG_LEVEL
+      env.LOG_LEVEL
         ? `Logging at ${config.LOG_LEVEL} as JSON lines below.`
         : 'Requests are not logged (set LOG_LEVEL=info to see each one as a JSON line).',
       `Sign in as ${DEMO_ADMIN_EMAIL} with password ${generatedPassword}; API key ${plainKey}`,

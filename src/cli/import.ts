@@ -1,15 +1,17 @@
 import { plural } from '../errors.js'
 import { createImporter, type ImportResult } from '../services/import/index.js'
 import { databaseLocation, withServices } from './context.js'
+import { type CliIo, writeLine } from './io.js'
 import { progressLine } from './progress.js'
 
 /**
  * `lectern import <file>`: validates everything, then writes everything or nothing. On a terminal
  * its progress is one line on stderr, redrawn in place, unless `--quiet`.
  */
-export async function runImport(file: string, options: { quiet?: boolean } = {}): Promise<void> {
-  const progress = process.stderr.isTTY && !options.quiet ? progressLine(process.stderr) : undefined
+export async function runImport(io: CliIo, file: string, options: { quiet?: boolean } = {}): Promise<void> {
+  const progress = io.stderr.isTTY && !options.quiet ? progressLine(io.stderr) : undefined
   await withServices(
+    io,
     async (_services, database) => {
       // The import is all this process does: it may write with a large page cache and run statements
       // of many seconds (see `ownProcess`).
@@ -20,10 +22,11 @@ export async function runImport(file: string, options: { quiet?: boolean } = {})
       } finally {
         progress?.clear()
       }
-      for (const warning of result.warnings) console.error(`warning: ${warning}`)
+      for (const warning of result.warnings) writeLine(io.stderr, `warning: ${warning}`)
       const { forms, submissions, pages, redirects } = result.counts
       const count = (n: number, noun: string) => `${n} ${plural(n, noun)}`
-      console.log(
+      writeLine(
+        io.stdout,
         `Imported ${count(forms, 'form')}, ${count(submissions, 'submission')}, ${count(pages, 'page')} and ${count(redirects, 'redirect')} from ${file} into ${databaseLocation(database)}`,
       )
     },

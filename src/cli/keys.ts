@@ -2,9 +2,10 @@ import type { Command } from 'commander'
 import { type ApiKeyView, hasExpired } from '../services/keys.js'
 import { PERMISSIONS } from '../services/roles.js'
 import { databaseLocation, printTable, withServices } from './context.js'
+import { type CliIo, writeLine } from './io.js'
 
 /** `lectern keys …`: create (shown once), list, rename, deactivate, activate, revoke. */
-export function registerKeyCommands(program: Command): void {
+export function registerKeyCommands(program: Command, io: CliIo): void {
   const keys = program.command('keys').description('manage API keys')
 
   keys
@@ -24,6 +25,7 @@ export function registerKeyCommands(program: Command): void {
     .action(
       async (options: { name: string; user?: string; expires?: string; scopes?: string; forms?: string }) => {
         await withServices(
+          io,
           async ({ keys }) => {
             const { key, plainKey } = await keys.createApiKey({
               name: options.name,
@@ -33,12 +35,14 @@ export function registerKeyCommands(program: Command): void {
               forms: options.forms?.split(','),
             })
             const expiry = key.expiresAt === null ? '' : `, expires ${key.expiresAt}`
-            console.log(
+            writeLine(
+              io.stdout,
               `Created API key ${key.id} '${key.name}' for ${key.createdBy} (prefix ${key.prefix}${expiry})`,
             )
-            if (key.scopes !== null || key.forms !== null) console.log(`It may: ${describeScope(key)}`)
-            console.log('Store it now: it is not stored and cannot be shown again.')
-            console.log(plainKey)
+            if (key.scopes !== null || key.forms !== null)
+              writeLine(io.stdout, `It may: ${describeScope(key)}`)
+            writeLine(io.stdout, 'Store it now: it is not stored and cannot be shown again.')
+            writeLine(io.stdout, plainKey)
           },
           { writes: true },
         )
@@ -50,13 +54,14 @@ export function registerKeyCommands(program: Command): void {
     .description('list API keys (never the keys themselves)')
     .option('--json', 'print JSON')
     .action(async (options: { json?: boolean }) => {
-      await withServices(async ({ keys }, database) => {
+      await withServices(io, async ({ keys }, database) => {
         const list = await keys.listApiKeys()
-        if (options.json) console.log(JSON.stringify(list, null, 2))
+        if (options.json) writeLine(io.stdout, JSON.stringify(list, null, 2))
         // An empty table gives no hint that the command may have opened the wrong database.
-        else if (list.length === 0) console.log(`No API keys in ${databaseLocation(database)}`)
+        else if (list.length === 0) writeLine(io.stdout, `No API keys in ${databaseLocation(database)}`)
         else
           printTable(
+            io,
             list.map((key) => ({
               ...key,
               // The status the API answers with, and why a key that is not revoked does not work.
@@ -91,9 +96,10 @@ export function registerKeyCommands(program: Command): void {
     .argument('<name>', 'the new name')
     .action(async (id: string, name: string) => {
       await withServices(
+        io,
         async ({ keys }) => {
           const key = await keys.renameApiKey(id, name)
-          console.log(`Renamed ${key.id} to '${key.name}'`)
+          writeLine(io.stdout, `Renamed ${key.id} to '${key.name}'`)
         },
         { writes: true },
       )
@@ -106,11 +112,12 @@ export function registerKeyCommands(program: Command): void {
       .argument('<id>', 'key id, as shown by keys list')
       .action(async (id: string) => {
         await withServices(
+          io,
           async ({ keys }) => {
             if (name === 'deactivate') await keys.deactivateApiKey(id)
             else if (name === 'activate') await keys.activateApiKey(id)
             else await keys.revokeApiKey(id)
-            console.log(`${done} ${id}`)
+            writeLine(io.stdout, `${done} ${id}`)
           },
           { writes: true },
         )

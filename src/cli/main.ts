@@ -10,6 +10,7 @@ import { registerAuditCommands } from './audit.js'
 import { databaseLocation, databaseOfFailure, demoHintOfFailure } from './context.js'
 import { runDemo } from './demo.js'
 import { runImport } from './import.js'
+import { type CliIo, type CliOutput, processIo, writeLine } from './io.js'
 import { registerKeyCommands } from './keys.js'
 import { registerRedirectCommands } from './redirects.js'
 import { registerUserCommands } from './users.js'
@@ -31,12 +32,28 @@ function packageVersion(): string {
   return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version
 }
 
-export function buildProgram(): Command {
+/** A terminal's width; 80 columns (commander's own default) anywhere else. */
+function helpWidth(stream: CliOutput): number {
+  return stream.isTTY && stream.columns !== undefined ? stream.columns : 80
+}
+
+/**
+ * The whole command tree, writing through `io`. Commander's own messages (help, version, mistakes)
+ * go there too, and a mistake throws a `CommanderError` instead of ending the process.
+ */
+export function buildProgram(io: CliIo = processIo()): Command {
+  // Configured before any subcommand is added: each copies its parent's output and exit settings.
   const program = new Command('lectern')
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      getOutHelpWidth: () => helpWidth(io.stdout),
+      getErrHelpWidth: () => helpWidth(io.stderr),
+    })
+    .exitOverride()
     .description('Lectern: a read-only content API for forms, submissions, pages and redirects')
     .version(packageVersion(), '-V, --version', 'print the version and exit')
     .showHelpAfterError('(run with --help for usage)')
-    .exitOverride()
 
   program
     .command('serve')
@@ -44,7 +61,7 @@ export function buildProgram(): Command {
     .option('--port <port>', 'TCP port (overrides PORT)', portFlag)
     .option('--host <host>', 'interface to bind (overrides HOST)')
     .action(async (options: { port?: string; host?: string }) => {
-      const config = loadConfig(process.env, { PORT: options.port, HOST: options.host })
+      const config = loadConfig(io.env, { PORT: options.port, HOST: options.host })
       const server = await startServer(config)
       closeOnSignals(server)
     })
@@ -53,14 +70,15 @@ export function buildProgram(): Command {
     .command('migrate')
     .description('apply pending schema migrations and exit')
     .action(async () => {
-      const config = loadConfig()
+      const config = loadConfig(io.env)
       const database = openDatabase(config.DATABASE_URL)
       try {
         const applied = await migrateToLatest(database)
-        console.log(
+        writeLine(
+          io.stdout,
           applied.length === 0 ? 'Schema is up to date' : `Applied migrations: ${applied.join(', ')}`,
         )
-        if (applied.length > 0) console.error(`Wrote to ${databaseLocation(database)}`)
+        if (applied.length > 0) writeLine(io.stderr, `Wrote to ${databaseLocation(database)}`)
       } finally {
         await database.close()
       }
@@ -71,75 +89,82 @@ export function buildProgram(): Command {
     .description('fresh embedded database with sample content, an admin and an API key (printed), then serve')
     .option('--port <port>', 'TCP port (overrides PORT)', portFlag)
     .option('--host <host>', 'interface to bind (overrides HOST)')
-    .action(runDemo)
+    .action((options: { port?: string; host?: string }) => runDemo(io, options))
 
   program
     .command('import')
     .description('import content from a .json or .ndjson file, all or nothing')
     .argument('<file>', 'file.json or file.ndjson')
     .option('--quiet', 'no progress line (one is shown on stderr only when it is a terminal)')
-    .action((file: string, options: { quiet?: boolean }) => runImport(file, options))
+    .action((file: string, options: { quiet?: boolean }) => runImport(io, file, options))
 
-  registerUserCommands(program)
-  registerKeyCommands(program)
-  registerRedirectCommands(program)
-  registerAuditCommands(program)
-  registerWebhookCommands(program)
+  registerUserCommands(program, io)
+  registerKeyCommands(program, io)
+  registerRedirectCommands(program, io)
+  registerAuditCommands(program, io)
+  registerWebhookCommands(program, io)
   return program
 }
 
-/** Runs the CLI; every failure ends as one clear line on stderr and a non-zero exit status. */
-export async function main(argv: string[]): Promise<void> {
-  const program = buildProgram()
+/**
+ * Runs the CLI on `argv` (as `process.argv`: the program and script first) and returns its exit
+ * status; every failure ends as one clear line on stderr and a non-zero status. It never ends the
+ * process: a command that does not serve has closed everything it opened when this returns.
+ */
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  const program = buildProgram(io)
   try {
     await program.parseAsync(argv)
+    return 0
   } catch (error) {
-    process.exitCode = reportError(error)
+    return reportError(io, error)
   }
 }
 
 /** A mistake of the caller, told in one line (plus an import's problems); exit code 1. */
-function reportMistake(error: DomainError): number {
+function reportMistake(io: CliIo, error: DomainError): number {
   const database = databaseOfFailure(error)
   // Whatever was not found (a user, a key, an import's form, any global admin) may be in another
   // database: the demo keeps its own.
   const within = error.kind === 'not_found' || error instanceof ImportError
-  console.error(`lectern: ${error.message}${database && within ? ` (database ${database})` : ''}`)
+  writeLine(io.stderr, `lectern: ${error.message}${database && within ? ` (database ${database})` : ''}`)
   // An import lists every problem with its location, one per line, after the summary line.
   if (error instanceof ImportError) {
-    for (const problem of error.problems) console.error(`  - ${problem}`)
+    for (const problem of error.problems) writeLine(io.stderr, `  - ${problem}`)
   }
   // Most likely the reason when a demo runs beside a command on the default database.
   const hint = demoHintOfFailure(error)
-  if (hint) console.error(hint)
+  if (hint) writeLine(io.stderr, hint)
   return 1
 }
 
 /** What the CLI prints, and its exit code, for each kind of service failure. */
-const CLI_ANSWERS: Record<ErrorKind, (error: DomainError) => number> = {
+const CLI_ANSWERS: Record<ErrorKind, (io: CliIo, error: DomainError) => number> = {
   invalid: reportMistake,
   not_found: reportMistake,
-  unavailable: (error) => {
-    console.error(
+  unavailable: (io, error) => {
+    writeLine(
+      io.stderr,
       `lectern: ${error.message}: ${(error.cause as Error | undefined)?.message ?? 'no connection'}`,
     )
     return 2
   },
 }
 
-function reportError(error: unknown): number {
+function reportError(io: CliIo, error: unknown): number {
   if (error instanceof CommanderError) {
-    // Commander has already printed its message (unknown option, missing argument, help).
+    // Commander has already printed its message (unknown option, missing argument, help); a
+    // command's own status without a message (no redirect) is thrown the same way.
     return error.exitCode
   }
-  if (error instanceof DomainError) return CLI_ANSWERS[error.kind](error)
+  if (error instanceof DomainError) return CLI_ANSWERS[error.kind](io, error)
   const listen = listenFailure(error)
   if (listen) {
-    console.error(`lectern: ${listen}`)
+    writeLine(io.stderr, `lectern: ${listen}`)
     return 1
   }
   const message = error instanceof Error ? error.message : String(error)
-  console.error(`lectern: unexpected error: ${message.split('\n')[0]}`)
+  writeLine(io.stderr, `lectern: unexpected error: ${message.split('\n')[0]}`)
   return 1
 }
 

@@ -1,4 +1,5 @@
 import type { ImportProgress } from '../services/import/index.js'
+import type { CliOutput } from './io.js'
 
 /** How often the progress line is redrawn within a phase; a new phase is drawn at once. */
 const REDRAW_MS = 250
@@ -30,7 +31,7 @@ export function describeProgress(progress: ImportProgress, elapsedMs: number): s
  * what the command prints next starts on a clean line. Not for pipes and files, which would keep
  * every redraw.
  */
-export function progressLine(stream: NodeJS.WriteStream, now: () => number = Date.now) {
+export function progressLine(stream: CliOutput, now: () => number = Date.now) {
   let phase: ImportProgress['phase'] | undefined
   let phaseStart = 0
   let lastDraw = 0
@@ -44,7 +45,7 @@ export function progressLine(stream: NodeJS.WriteStream, now: () => number = Dat
       } else if (at - lastDraw < REDRAW_MS) return
       lastDraw = at
       const text = describeProgress(progress, at - phaseStart)
-      const width = stream.columns > 1 ? stream.columns - 1 : text.length
+      const width = stream.columns !== undefined && stream.columns > 1 ? stream.columns - 1 : text.length
       stream.write(`\r\x1b[K${text.slice(0, width)}`)
       shown = true
     },

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { open, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { Readable } from 'node:stream'
-import { type Command, InvalidArgumentError, Option } from 'commander'
+import { type Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { ValidationError } from '../errors.js'
 import type { RedirectApplier } from '../services/redirects/applier.js'
 import {
@@ -14,6 +14,7 @@ import {
   redirectExportProblem,
 } from '../services/redirects/exports.js'
 import { withServices } from './context.js'
+import { type CliIo, type CliOutput, writeLine } from './io.js'
 
 interface ExportFlags {
   format: RedirectExportFormat
@@ -33,7 +34,7 @@ function intervalFlag(value: string): number {
 }
 
 /** `lectern redirects …`: apply the redirects (as `redirects/matcher.ts` matches them) from the command line, and export them. */
-export function registerRedirectCommands(program: Command): void {
+export function registerRedirectCommands(program: Command, io: CliIo): void {
   const redirects = program
     .command('redirects')
     .description('apply and export redirects (see README, Applying redirects)')
@@ -43,14 +44,13 @@ export function registerRedirectCommands(program: Command): void {
     .description("print '<status> <location>' for a request target (exit 0), or 'no redirect' (exit 1)")
     .argument('<target>', 'a request path with an optional ?query, e.g. /old?page=2')
     .action(async (target: string) => {
-      await withServices(async ({ redirectApplier }) => {
+      const matched = await withServices(io, async ({ redirectApplier }) => {
         const answer = (await redirectApplier.buildMatcher()).match(target)
-        if (answer) console.log(`${answer.status} ${answer.location}`)
-        else {
-          console.log('no redirect')
-          process.exitCode = 1
-        }
+        writeLine(io.stdout, answer ? `${answer.status} ${answer.location}` : 'no redirect')
+        return answer !== null
       })
+      // Commander's own way to end with a status, as after --help: `main` prints nothing more.
+      if (!matched) throw new CommanderError(1, 'lectern.noRedirect', 'no redirect')
     })
 
   redirects
@@ -73,27 +73,27 @@ export function registerRedirectCommands(program: Command): void {
         throw new ValidationError(flags.host === undefined ? `${problem}: give it with --host` : problem)
       if ((flags.watch || flags.then !== undefined) && flags.output === undefined)
         throw new ValidationError(`--${flags.watch ? 'watch' : 'then'} needs --output <file>`)
-      await withServices(async ({ redirectApplier }) => {
+      await withServices(io, async ({ redirectApplier }) => {
         if (flags.output === undefined) {
           const matcher = await redirectApplier.buildMatcher()
-          await writeToStdout(exportRedirects(flags.format, matcher.rules(), options))
+          await writeToStream(io.stdout, exportRedirects(flags.format, matcher.rules(), options))
           return
         }
-        const writer = createExportWriter(redirectApplier, flags, options, resolve(flags.output))
+        const writer = createExportWriter(io, redirectApplier, flags, options, resolve(flags.output))
         if (!flags.watch) {
           await writer.writeIfChanged()
           return
         }
-        await watch(writer, redirectApplier, flags.interval)
+        await watch(io, writer, redirectApplier, flags.interval)
       })
     })
 }
 
 /**
- * Streams `chunks` to stdout with back-pressure. A reader that stops early (`| head`) closes the
+ * Streams `chunks` to `stdout` with back-pressure. A reader that stops early (`| head`) closes the
  * pipe: that ends the export quietly instead of with an EPIPE error.
  */
-function writeToStdout(chunks: Iterable<string>): Promise<void> {
+function writeToStream(stdout: CliOutput, chunks: Iterable<string>): Promise<void> {
   return new Promise((done, fail) => {
     const source = Readable.from(chunks)
     const onError = (error: NodeJS.ErrnoException) => {
@@ -101,18 +101,19 @@ function writeToStdout(chunks: Iterable<string>): Promise<void> {
       if (error.code === 'EPIPE') done()
       else fail(error)
     }
-    process.stdout.once('error', onError)
+    stdout.once('error', onError)
     source.once('error', fail)
     source.once('end', () => {
-      process.stdout.off('error', onError)
+      stdout.off('error', onError)
       done()
     })
-    source.pipe(process.stdout, { end: false })
+    source.pipe(stdout, { end: false })
   })
 }
 
 /** Writes the export to `file` and runs `--then`, skipping both when the content is unchanged. */
 function createExportWriter(
+  io: CliIo,
   applier: RedirectApplier,
   flags: ExportFlags,
   options: RedirectExportOptions,
@@ -125,8 +126,8 @@ function createExportWriter(
       const digest = await writeAtomically(file, exportRedirects(flags.format, matcher.rules(), options))
       if (digest === lastDigest) return
       lastDigest = digest
-      console.error(`lectern: wrote ${matcher.size} redirects to ${file}`)
-      if (flags.then !== undefined) await runThen(flags.then)
+      writeLine(io.stderr, `lectern: wrote ${matcher.size} redirects to ${file}`)
+      if (flags.then !== undefined) await runThen(io, flags.then)
     },
   }
 }
@@ -170,16 +171,25 @@ async function writeAtomically(file: string, chunks: Iterable<string>): Promise<
 }
 
 /** Runs `command` through the shell, its output passed through; a failure is logged, never fatal. */
-function runThen(command: string): Promise<void> {
+function runThen(io: CliIo, command: string): Promise<void> {
   return new Promise((done) => {
-    const child = spawn(command, { shell: true, stdio: ['ignore', 'inherit', 'inherit'] })
+    // The process's own streams are handed down as they are (a terminal stays a terminal); any
+    // other is fed from a pipe.
+    const passed = (stream: CliOutput, own: NodeJS.WriteStream) => (stream === own ? 'inherit' : 'pipe')
+    const child = spawn(command, {
+      shell: true,
+      stdio: ['ignore', passed(io.stdout, process.stdout), passed(io.stderr, process.stderr)],
+    })
+    child.stdout?.pipe(io.stdout, { end: false })
+    child.stderr?.pipe(io.stderr, { end: false })
     child.once('error', (error) => {
-      console.error(`lectern: --then command could not start: ${error.message}`)
+      writeLine(io.stderr, `lectern: --then command could not start: ${error.message}`)
       done()
     })
     child.once('exit', (code, signal) => {
       if (code !== 0)
-        console.error(
+        writeLine(
+          io.stderr,
           `lectern: --then command failed (${signal ? `signal ${signal}` : `exit status ${code}`})`,
         )
       done()
@@ -193,6 +203,7 @@ function runThen(command: string): Promise<void> {
  * A failed check or write (the database briefly away) is logged and retried at the next tick.
  */
 async function watch(
+  io: CliIo,
   writer: ReturnType<typeof createExportWriter>,
   applier: RedirectApplier,
   interval: number,
@@ -215,7 +226,10 @@ async function watch(
           seen = version
         }
       } catch (error) {
-        console.error(`lectern: could not update the export: ${(error as Error).message.split('\n')[0]}`)
+        writeLine(
+          io.stderr,
+          `lectern: could not update the export: ${(error as Error).message.split('\n')[0]}`,
+        )
       }
       if (stopped) break
       await new Promise<void>((done) => {
@@ -230,5 +244,5 @@ async function watch(
     process.off('SIGINT', stop)
     process.off('SIGTERM', stop)
   }
-  console.error('lectern: stopped watching')
+  writeLine(io.stderr, 'lectern: stopped watching')
 }

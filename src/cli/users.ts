@@ -1,9 +1,10 @@
 import type { Command } from 'commander'
 import { ValidationError } from '../errors.js'
-import { databaseLocation, printTable, readPipedStdin, withServices } from './context.js'
+import { databaseLocation, printTable, withServices } from './context.js'
+import { type CliIo, writeLine } from './io.js'
 
 /** `lectern users …`: create users, change roles and passwords, disable, enable, delete, unlock sign-ins, list. */
-export function registerUserCommands(program: Command): void {
+export function registerUserCommands(program: Command, io: CliIo): void {
   const users = program.command('users').description('manage dashboard users and their roles')
 
   users
@@ -12,16 +13,17 @@ export function registerUserCommands(program: Command): void {
     .requiredOption('--email <email>', 'email address (the login name)')
     .requiredOption('--role <role>', 'global_admin, editor or viewer')
     .action(async (options: { email: string; role: string }) => {
-      const piped = (await readPipedStdin())?.replace(/\r?\n$/, '')
+      const piped = (await io.readStdin())?.replace(/\r?\n$/, '')
       await withServices(
+        io,
         async ({ users }) => {
           const { user, generatedPassword } = await users.createUser({
             email: options.email,
             role: options.role,
             password: piped === undefined || piped === '' ? undefined : piped,
           })
-          console.log(`Created ${user.role} ${user.email} (${user.id})`)
-          if (generatedPassword) console.log(`Password (shown once): ${generatedPassword}`)
+          writeLine(io.stdout, `Created ${user.role} ${user.email} (${user.id})`)
+          if (generatedPassword) writeLine(io.stdout, `Password (shown once): ${generatedPassword}`)
         },
         { writes: true },
       )
@@ -34,9 +36,10 @@ export function registerUserCommands(program: Command): void {
     .argument('<role>', 'global_admin, editor or viewer')
     .action(async (email: string, role: string) => {
       await withServices(
+        io,
         async ({ users }) => {
           const user = await users.setRole(email, role)
-          console.log(`${user.email} is now ${user.role}`)
+          writeLine(io.stdout, `${user.email} is now ${user.role}`)
         },
         { writes: true },
       )
@@ -48,9 +51,10 @@ export function registerUserCommands(program: Command): void {
     .argument('<email>')
     .action(async (email: string) => {
       await withServices(
+        io,
         async ({ users }) => {
           const user = await users.disableUser(email)
-          console.log(`Disabled ${user.email}`)
+          writeLine(io.stdout, `Disabled ${user.email}`)
         },
         { writes: true },
       )
@@ -62,9 +66,10 @@ export function registerUserCommands(program: Command): void {
     .argument('<email>')
     .action(async (email: string) => {
       await withServices(
+        io,
         async ({ users }) => {
           const user = await users.enableUser(email)
-          console.log(`Enabled ${user.email}`)
+          writeLine(io.stdout, `Enabled ${user.email}`)
         },
         { writes: true },
       )
@@ -76,9 +81,10 @@ export function registerUserCommands(program: Command): void {
     .argument('<email>')
     .action(async (email: string) => {
       await withServices(
+        io,
         async ({ users }) => {
           await users.deleteUser(email)
-          console.log(`Deleted ${email}`)
+          writeLine(io.stdout, `Deleted ${email}`)
         },
         { writes: true },
       )
@@ -91,16 +97,18 @@ export function registerUserCommands(program: Command): void {
     )
     .argument('<email>')
     .action(async (email: string) => {
-      const piped = (await readPipedStdin())?.replace(/\r?\n$/, '')
+      const piped = (await io.readStdin())?.replace(/\r?\n$/, '')
       // Never from an argument (it would stay in the shell history) nor generated here.
       if (piped === undefined || piped === '')
         throw new ValidationError(
           'Pipe the new password on stdin, e.g. `printf %s "$PASSWORD" | lectern users set-password ada@example.com`',
         )
       await withServices(
+        io,
         async ({ users }) => {
           const { user, sessionsEnded } = await users.setPassword(email, piped)
-          console.log(
+          writeLine(
+            io.stdout,
             `Password changed for ${user.email}; ${sessionsEnded} dashboard session${sessionsEnded === 1 ? '' : 's'} ended`,
           )
         },
@@ -116,9 +124,11 @@ export function registerUserCommands(program: Command): void {
     .argument('<email>')
     .action(async (email: string) => {
       await withServices(
+        io,
         async ({ sessions }) => {
           const cleared = await sessions.clearSignInFailures(email)
-          console.log(
+          writeLine(
+            io.stdout,
             `Cleared the sign-in throttle of ${email.trim().toLowerCase()} (${cleared} failed attempt${cleared === 1 ? '' : 's'})`,
           )
         },
@@ -131,12 +141,12 @@ export function registerUserCommands(program: Command): void {
     .description('list users')
     .option('--json', 'print JSON')
     .action(async (options: { json?: boolean }) => {
-      await withServices(async ({ users }, database) => {
+      await withServices(io, async ({ users }, database) => {
         const list = await users.listUsers()
-        if (options.json) console.log(JSON.stringify(list, null, 2))
-        else if (list.length === 0) console.log(`No users in ${databaseLocation(database)}`)
+        if (options.json) writeLine(io.stdout, JSON.stringify(list, null, 2))
+        else if (list.length === 0) writeLine(io.stdout, `No users in ${databaseLocation(database)}`)
         else
-          printTable(list as unknown as Record<string, string>[], [
+          printTable(io, list as unknown as Record<string, string>[], [
             'email',
             'role',
             'status',

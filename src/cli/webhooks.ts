@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander'
 import { databaseLocation, printTable, withServices } from './context.js'
+import { type CliIo, writeLine } from './io.js'
 
 function limitFlag(value: string): number {
   if (!/^[0-9]{1,4}$/.test(value) || Number(value) < 1 || Number(value) > 1000)
@@ -8,7 +9,7 @@ function limitFlag(value: string): number {
 }
 
 /** `lectern webhooks …`: add (the secret shown once), list, remove, deliveries, resend, rotate-secret, enable. */
-export function registerWebhookCommands(program: Command): void {
+export function registerWebhookCommands(program: Command, io: CliIo): void {
   const webhooks = program.command('webhooks').description('manage webhook endpoints and their deliveries')
 
   webhooks
@@ -19,18 +20,20 @@ export function registerWebhookCommands(program: Command): void {
     .option('--form <id>', 'only submissions of this form (submission.created)')
     .action(async (options: { url: string; events?: string; form?: string }) => {
       await withServices(
+        io,
         async ({ webhooks }) => {
           const { endpoint, secret } = await webhooks.add({
             url: options.url,
             events: options.events,
             formId: options.form,
           })
-          console.log(endpoint.id)
-          console.log(
+          writeLine(io.stdout, endpoint.id)
+          writeLine(
+            io.stdout,
             `Added webhook endpoint ${endpoint.id} for ${endpoint.events.join(', ')}${endpoint.formId ? ` of form ${endpoint.formId}` : ''}: ${endpoint.url}`,
           )
-          console.log('Its signing secret follows; store it now: it cannot be shown again.')
-          console.log(secret)
+          writeLine(io.stdout, 'Its signing secret follows; store it now: it cannot be shown again.')
+          writeLine(io.stdout, secret)
         },
         { writes: true },
       )
@@ -41,10 +44,11 @@ export function registerWebhookCommands(program: Command): void {
     .description('list webhook endpoints (never their secrets)')
     .option('--json', 'print JSON')
     .action(async (options: { json?: boolean }) => {
-      await withServices(async ({ webhooks }, database) => {
+      await withServices(io, async ({ webhooks }, database) => {
         const list = await webhooks.list()
         if (options.json)
-          console.log(
+          writeLine(
+            io.stdout,
             JSON.stringify(
               list.map(({ id, url, events, formId, status, createdAt }) => ({
                 id,
@@ -58,9 +62,11 @@ export function registerWebhookCommands(program: Command): void {
               2,
             ),
           )
-        else if (list.length === 0) console.log(`No webhook endpoints in ${databaseLocation(database)}`)
+        else if (list.length === 0)
+          writeLine(io.stdout, `No webhook endpoints in ${databaseLocation(database)}`)
         else
           printTable(
+            io,
             list.map((endpoint) => ({
               id: endpoint.id,
               url: endpoint.url,
@@ -80,9 +86,10 @@ export function registerWebhookCommands(program: Command): void {
     .argument('<id>', 'endpoint id, as shown by webhooks list')
     .action(async (id: string) => {
       await withServices(
+        io,
         async ({ webhooks }) => {
           await webhooks.remove(id)
-          console.log(`Removed ${id}`)
+          writeLine(io.stdout, `Removed ${id}`)
         },
         { writes: true },
       )
@@ -94,9 +101,10 @@ export function registerWebhookCommands(program: Command): void {
     .argument('<id>', 'endpoint id')
     .action(async (id: string) => {
       await withServices(
+        io,
         async ({ webhooks }) => {
           await webhooks.enable(id)
-          console.log(`Enabled ${id}`)
+          writeLine(io.stdout, `Enabled ${id}`)
         },
         { writes: true },
       )
@@ -109,12 +117,13 @@ export function registerWebhookCommands(program: Command): void {
     .option('--json', 'print JSON')
     .option('--limit <n>', 'how many (1-1000, default 20)', limitFlag)
     .action(async (id: string, options: { json?: boolean; limit?: number }) => {
-      await withServices(async ({ webhooks }) => {
+      await withServices(io, async ({ webhooks }) => {
         const list = await webhooks.deliveries(id, options.limit ?? 20)
-        if (options.json) console.log(JSON.stringify(list, null, 2))
-        else if (list.length === 0) console.log(`No deliveries for ${id}`)
+        if (options.json) writeLine(io.stdout, JSON.stringify(list, null, 2))
+        else if (list.length === 0) writeLine(io.stdout, `No deliveries for ${id}`)
         else
           printTable(
+            io,
             list.map((d) => ({
               eventId: d.eventId,
               type: d.type,
@@ -148,9 +157,10 @@ export function registerWebhookCommands(program: Command): void {
     .requiredOption('--endpoint <id>', 'endpoint id')
     .action(async (eventId: string, options: { endpoint: string }) => {
       await withServices(
+        io,
         async ({ webhooks }) => {
           await webhooks.resend(eventId, options.endpoint)
-          console.log(`Queued ${eventId} for ${options.endpoint}`)
+          writeLine(io.stdout, `Queued ${eventId} for ${options.endpoint}`)
         },
         { writes: true },
       )
@@ -164,11 +174,15 @@ export function registerWebhookCommands(program: Command): void {
     .argument('<id>', 'endpoint id')
     .action(async (id: string) => {
       await withServices(
+        io,
         async ({ webhooks }) => {
           const { secret, previousUntil } = await webhooks.rotateSecret(id)
-          console.log(`Rotated the secret of ${id}; the previous one also signs until ${previousUntil}.`)
-          console.log('The new secret follows; store it now: it cannot be shown again.')
-          console.log(secret)
+          writeLine(
+            io.stdout,
+            `Rotated the secret of ${id}; the previous one also signs until ${previousUntil}.`,
+          )
+          writeLine(io.stdout, 'The new secret follows; store it now: it cannot be shown again.')
+          writeLine(io.stdout, secret)
         },
         { writes: true },
       )

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashingLoad, PASSWORD_HASHING, withHashingSlot } from '../../src/services/passwords.js'
-import { runCli } from '../cli/run-cli.js'
+import { runCliProcess } from '../cli/run-cli.js'
 import { HttpBrowser, listenLocally, pageText } from '../hardening/http-browser.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { GENEROUS_LIMITS } from '../security-suite.js'
@@ -151,7 +151,8 @@ describe('Passwords in the dashboard', { timeout: 120_000 }, () => {
 /**
  * A sign-in whose password check overlaps a change made by the command line (another process, as an
  * operator would run it). The test holds the hashing slots, so the sign-in reads the user, then waits
- * to check the password while the change commits.
+ * to check the password while the change commits. A process test: the slots are this process's, and
+ * a change made in it would wait for them (and SQLite's wait for a lock would stall the server).
  */
 describe('a sign-in overlapping a password reset or a disable', { timeout: 120_000 }, () => {
   let ctx: TestContext
@@ -163,7 +164,7 @@ describe('a sign-in overlapping a password reset or a disable', { timeout: 120_0
   })
   afterAll(() => ctx.close())
 
-  const cli = (args: string[], input?: string) => runCli(args, { databaseUrl: ctx.databaseUrl, input })
+  const cli = (args: string[], input?: string) => runCliProcess(args, { databaseUrl: ctx.databaseUrl, input })
 
   it.each([
     ['a reset', (email: string) => cli(['users', 'set-password', email], `${NEW_PASSWORD}\n`)],

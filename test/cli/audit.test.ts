@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createTestContext, type TestContext } from '../harness.js'
-import { runCli } from './run-cli.js'
+import { runCli, runCliProcess } from './run-cli.js'
 
 describe('lectern audit list', () => {
   let ctx: TestContext
@@ -57,8 +57,9 @@ describe('lectern audit list', () => {
     }
   })
 
+  // A process test: the built binary's `audit list`, its exit status and its stdout.
   it('says so when the log is empty', async () => {
-    const res = await cli(['audit', 'list'])
+    const res = await runCliProcess(['audit', 'list'], { databaseUrl: ctx.databaseUrl })
     expect(res.code).toBe(0)
     expect(res.stdout).toMatch(/^No audit entries in /)
   })

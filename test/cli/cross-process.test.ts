@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { buildForm, buildSubmission } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
-import { runCli } from './run-cli.js'
+import { runCliProcess } from './run-cli.js'
 
 /**
  * The server (this process) and the CLI (a child process) share one SQLite file, as they do in
@@ -11,7 +11,7 @@ describe('changes made by the CLI in another process', () => {
   let ctx: TestContext
   let key: string
   let keyId: string
-  const cli = (args: string[]) => runCli(args, { databaseUrl: ctx.databaseUrl })
+  const cli = (args: string[]) => runCliProcess(args, { databaseUrl: ctx.databaseUrl })
   const get = (url: string) => ctx.app.inject({ url, headers: { authorization: `Bearer ${key}` } })
 
   beforeEach(async () => {

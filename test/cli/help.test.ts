@@ -1,13 +1,12 @@
-import { execFile } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
+import type { Command } from 'commander'
 import { describe, expect, it } from 'vitest'
+import { buildProgram } from '../../src/cli/main.js'
 import { TEST_DIALECT } from '../harness.js'
 import { runCli } from './run-cli.js'
 
-const execFileAsync = promisify(execFile)
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 /** The headings of the README and of the guide under docs/, which a "README, <section>" may name. */
 const README_HEADINGS = new Set(
@@ -43,19 +42,18 @@ function unresolved(text: string): string[] {
 
 /**
  * The help of `lectern` as a user gets it, and that of every command under it, as `--help` prints
- * it, written by one process that walks the built program (one process per command costs a second each).
+ * it, read from the program's command tree.
  */
 async function everyHelp(): Promise<string[]> {
   const top = await runCli(['--help'])
   expect(top.code).toBe(0)
-  const walk = `
-    const { buildProgram } = await import(${JSON.stringify(join(ROOT, 'dist/cli/main.js'))})
-    const helps = []
-    const visit = (command) => { helps.push(command.helpInformation()); command.commands.forEach(visit) }
-    visit(buildProgram())
-    process.stdout.write(JSON.stringify(helps))`
-  const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', walk])
-  return [top.stdout, ...(JSON.parse(stdout) as string[])]
+  const helps: string[] = []
+  const visit = (command: Command) => {
+    helps.push(command.helpInformation())
+    command.commands.forEach(visit)
+  }
+  visit(buildProgram())
+  return [top.stdout, ...helps]
 }
 
 function sourceFiles(dir: string): string[] {

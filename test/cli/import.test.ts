@@ -6,7 +6,7 @@ import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { BULK_SUBMISSIONS } from '../../src/services/import/batches.js'
 import { createTestContext, TEST_DIALECT, type TestContext } from '../harness.js'
-import { BIN, runCli } from './run-cli.js'
+import { BIN, runCli, runCliProcess } from './run-cli.js'
 
 const execFileAsync = promisify(execFile)
 /** What a redrawn terminal line starts with: a carriage return, then erase to the end of the line. */
@@ -153,7 +153,8 @@ describe('lectern import', () => {
     expect(quiet).toMatch(/^Imported 1 form, 3000 submissions/)
     expect(quiet).not.toContain(ERASE)
 
-    const piped = await cli(['import', file])
+    // Process tests, all three: whether stderr is a terminal is the process's own.
+    const piped = await runCliProcess(['import', file], { databaseUrl: ctx.databaseUrl })
     expect(piped.code).toBe(0)
     expect(piped.stderr).toBe('')
     expect(piped.lines).toHaveLength(1)

@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createServer } from 'node:net'
+import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
+import { main } from '../../src/cli/main.js'
 
 export const BIN = fileURLToPath(new URL('../../bin/lectern', import.meta.url))
 
@@ -12,16 +14,69 @@ export interface CliResult {
   lines: string[]
 }
 
-/** Runs `bin/lectern` as a separate process, as a user would, against `databaseUrl`. */
-export function runCli(
+/** What a CLI run is given besides its arguments; `env` is added to this process's environment. */
+export interface CliOptions {
+  databaseUrl?: string
+  /** Piped on stdin (nothing, when not given). */
+  input?: string
+  env?: Record<string, string>
+}
+
+/** The environment of one run: this process's, with LOG_LEVEL=warn, `options.env` and the database. */
+function runEnvironment(options: CliOptions): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...options.env }
+  if (options.databaseUrl) env.DATABASE_URL = options.databaseUrl
+  return env
+}
+
+/** A stream that appends what is written to it to a string. */
+function collector(append: (text: string) => void): Writable {
+  return new Writable({
+    decodeStrings: false,
+    write(chunk: string | Buffer, _encoding, done) {
+      append(String(chunk))
+      done()
+    },
+  })
+}
+
+function result(code: number | null, stdout: string, stderr: string): CliResult {
+  return { code, stdout, stderr, lines: stdout.split('\n').filter((line) => line.trim() !== '') }
+}
+
+/**
+ * Runs the CLI's `main` in this process, as `bin/lectern` runs it, against `databaseUrl`: the same
+ * commands, output and exit status without a second spent starting Node for each. Every run gets
+ * its own environment, frozen, so nothing one run sets can reach the next.
+ */
+export async function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  let stdout = ''
+  let stderr = ''
+  const code = await main(['node', BIN, ...args], {
+    env: Object.freeze(runEnvironment(options)),
+    stdout: collector((text) => {
+      stdout += text
+    }),
+    stderr: collector((text) => {
+      stderr += text
+    }),
+    // A test's stdin is a pipe, never a terminal: what it pipes, or nothing.
+    readStdin: async () => options.input ?? '',
+  })
+  return result(code, stdout, stderr)
+}
+
+/**
+ * Runs `bin/lectern` as a separate process, as a user would, against `databaseUrl`: for tests whose
+ * point is the process (its exit status and streams end to end, or another process's view).
+ */
+export function runCliProcess(
   args: string[],
-  options: { databaseUrl?: string; input?: string; env?: Record<string, string>; cwd?: string } = {},
+  options: CliOptions & { cwd?: string } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...options.env }
-    if (options.databaseUrl) env.DATABASE_URL = options.databaseUrl
     const child = spawn(process.execPath, [BIN, ...args], {
-      env,
+      env: runEnvironment(options),
       cwd: options.cwd,
       stdio: ['pipe', 'pipe', 'pipe'],
     })
@@ -34,9 +89,7 @@ export function runCli(
       stderr += chunk
     })
     child.on('error', reject)
-    child.on('close', (code) =>
-      resolve({ code, stdout, stderr, lines: stdout.split('\n').filter((line) => line.trim() !== '') }),
-    )
+    child.on('close', (code) => resolve(result(code, stdout, stderr)))
     child.stdin.end(options.input ?? '')
   })
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createTestDatabase } from '../harness.js'
-import { BIN, runCli } from './run-cli.js'
+import { BIN, runCliProcess } from './run-cli.js'
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -44,6 +44,10 @@ function exitCode(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)))
 }
 
+/**
+ * Process tests, all of them: serve and demo live until a signal ends the process (and the demo
+ * locks its database to the process), and migrate here is the proof that the built binary migrates.
+ */
 describe('lectern serve, migrate and demo', () => {
   const dirs: string[] = []
   const children: ChildProcess[] = []
@@ -67,10 +71,10 @@ describe('lectern serve, migrate and demo', () => {
 
   it('migrates a new database and then reports it up to date', async () => {
     const databaseUrl = (await databaseIn(tempDir())).url
-    const first = await runCli(['migrate'], { databaseUrl })
+    const first = await runCliProcess(['migrate'], { databaseUrl })
     expect(first.code).toBe(0)
     expect(first.stdout).toContain('001-initial')
-    const second = await runCli(['migrate'], { databaseUrl })
+    const second = await runCliProcess(['migrate'], { databaseUrl })
     expect(second.stdout.trim()).toBe('Schema is up to date')
   })
 
@@ -94,7 +98,7 @@ describe('lectern serve, migrate and demo', () => {
   })
 
   it('refuses a bad configuration with one clear line', async () => {
-    const result = await runCli(['serve'], {
+    const result = await runCliProcess(['serve'], {
       env: { PORT: 'eighty', RATE_LIMIT_PER_HOUR: '0' },
       cwd: tempDir(),
     })
@@ -163,7 +167,7 @@ describe('lectern serve, migrate and demo', () => {
     child.kill('SIGTERM')
     expect(await exited).toBe(0)
 
-    const again = await runCli(['demo'], { databaseUrl, cwd: dir })
+    const again = await runCliProcess(['demo'], { databaseUrl, cwd: dir })
     expect(again.code).not.toBe(0)
     expect(again.stderr).toContain('needs an empty database')
   })

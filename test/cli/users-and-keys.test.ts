@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createTestContext, type TestContext } from '../harness.js'
-import { runCli } from './run-cli.js'
+import { runCli, runCliProcess } from './run-cli.js'
 
 const KEY_LINE = /^lk_live_[0-9A-Za-z]{32,}$/
 
@@ -139,10 +139,16 @@ describe('lectern users and keys', () => {
     }
   })
 
+  // A process test: scripts take the key from the binary's stdout (`| tail -n 1`), so this proves
+  // the built `users create`, `keys create` and `keys list` end to end, exit status and streams.
   it('prints the plain key alone on the last stdout line and stores only its hash', async () => {
-    await cli(['users', 'create', '--email', 'admin@example.com', '--role', 'global_admin'])
-    const created = await cli(['keys', 'create', '--name', 'Website'])
+    const processCli = (args: string[]) => runCliProcess(args, { databaseUrl: ctx.databaseUrl })
+    expect(
+      (await processCli(['users', 'create', '--email', 'admin@example.com', '--role', 'global_admin'])).code,
+    ).toBe(0)
+    const created = await processCli(['keys', 'create', '--name', 'Website'])
     expect(created.code).toBe(0)
+    expect(created.stderr).toMatch(/^Wrote to \S+\n$/)
     const key = created.lines.at(-1) as string
     expect(key).toMatch(KEY_LINE)
 
@@ -151,7 +157,8 @@ describe('lectern users and keys', () => {
     expect(JSON.stringify(row)).not.toContain(key)
     expect(key.startsWith(row.prefix)).toBe(true)
 
-    const listed = await cli(['keys', 'list', '--json'])
+    const listed = await processCli(['keys', 'list', '--json'])
+    expect(listed.code).toBe(0)
     expect(listed.stdout).not.toContain(key)
     const [item] = JSON.parse(listed.stdout) as Record<string, unknown>[]
     expect(item).toMatchObject({

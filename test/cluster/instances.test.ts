@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
 import { createServices, type Services } from '../../src/services/index.js'
-import { runCli } from '../cli/run-cli.js'
+import { runCliProcess } from '../cli/run-cli.js'
 import { buildApiKey, buildForm, buildSubmission, buildUser } from '../factories.js'
 import { createMigratedTestDatabase, TEST_REDIS_URL, type TestDatabase } from '../harness.js'
 import { get, type Instance, startInstance } from './support.js'
@@ -122,7 +122,7 @@ describe('two instances sharing PostgreSQL and Redis', () => {
   it('applies a demotion or a disable made by the CLI on the very next request on both instances', async () => {
     const user = await buildUser(database.db, { email: 'ops@example.com', role: 'global_admin' })
     const key = await buildApiKey(database.db, { userId: user.id })
-    const cli = (args: string[]) => runCli(args, { databaseUrl: testDatabase.url })
+    const cli = (args: string[]) => runCliProcess(args, { databaseUrl: testDatabase.url })
     for (let round = 0; round < 3; round++) {
       for (const instance of [a, b]) {
         expect(
@@ -147,7 +147,7 @@ describe('two instances sharing PostgreSQL and Redis', () => {
   })
 
   it('serves a content change made by the CLI on the very next request on both instances, every time', async () => {
-    const cli = (args: string[]) => runCli(args, { databaseUrl: testDatabase.url })
+    const cli = (args: string[]) => runCliProcess(args, { databaseUrl: testDatabase.url })
     for (let round = 0; round < 5; round++) {
       // A fresh key per round keeps these requests clear of the 10-per-second burst limit.
       const key = await buildApiKey(database.db, { userId: adminId })

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterEach, describe, expect, it } from 'vitest'
-import { freePort, type LongRunningCli, runCli, startCli } from '../cli/run-cli.js'
+import { freePort, type LongRunningCli, runCliProcess, startCli } from '../cli/run-cli.js'
 import { TEST_DIALECT } from '../harness.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -127,7 +127,10 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
     const file = join(dir, 'data', 'demo.db')
     const inode = statSync(file).ino
 
-    const second = await runCli(['demo', '--port', String(port)], { cwd: dir, env: { DATABASE_URL: '' } })
+    const second = await runCliProcess(['demo', '--port', String(port)], {
+      cwd: dir,
+      env: { DATABASE_URL: '' },
+    })
     expect(second.code).not.toBe(0)
     expect(second.stderr.trim().split('\n')).toHaveLength(1)
     expect(second.stderr).toContain(`cannot listen on 127.0.0.1:${port}: the port is already in use`)
@@ -136,7 +139,7 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
     // The first server would keep reading a deleted file through its open handle: what matters
     // is that the file on disk is still the one holding its key.
     expect(statSync(file).ino).toBe(inode)
-    const keys = JSON.parse((await runCli(['keys', 'list', '--json'], { databaseUrl })).stdout) as {
+    const keys = JSON.parse((await runCliProcess(['keys', 'list', '--json'], { databaseUrl })).stdout) as {
       prefix: string
     }[]
     expect(keys).toHaveLength(1)
@@ -153,7 +156,7 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
     const pid = readFileSync(join(dir, 'data', 'demo.db.lock'), 'utf8').trim()
     expect(pid).toBe(String(first.child.pid))
 
-    const second = await runCli(['demo', '--port', String(await freePort())], {
+    const second = await runCliProcess(['demo', '--port', String(await freePort())], {
       cwd: dir,
       env: { DATABASE_URL: '' },
     })
@@ -177,7 +180,7 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
     const blocker = createServer()
     servers.push(blocker)
     await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve))
-    const result = await runCli(['serve', '--port', String(port)], {
+    const result = await runCliProcess(['serve', '--port', String(port)], {
       databaseUrl: `sqlite:${join(dir, 'lectern.db')}`,
     })
     expect(result.code).not.toBe(0)
@@ -193,19 +196,19 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
     const { cliLine, databaseUrl } = parseBanner(await running.ready)
     expect(cliLine).toBe(`DATABASE_URL=sqlite:${join(dir, 'data', 'demo.db')} ./bin/lectern keys list`)
 
-    const keys = await runCli(['keys', 'list'], { databaseUrl, cwd: tempDir() })
+    const keys = await runCliProcess(['keys', 'list'], { databaseUrl, cwd: tempDir() })
     expect(keys.code).toBe(0)
     expect(keys.stdout).toMatch(/Demo key .*active .*admin@example\.com/)
     // Without it, the CLI says which database it looked for instead of printing an empty table.
     const elsewhere = tempDir()
-    const missing = await runCli(['keys', 'list'], { cwd: elsewhere, env: { DATABASE_URL: '' } })
+    const missing = await runCliProcess(['keys', 'list'], { cwd: elsewhere, env: { DATABASE_URL: '' } })
     expect(missing.code).toBe(1)
     expect(missing.stderr.trim()).toBe(
       `lectern: The database file ${join(elsewhere, 'data', 'lectern.db')} does not exist: check DATABASE_URL (sqlite:./data/lectern.db), or create it with \`lectern migrate\``,
     )
     expect(existsSync(join(elsewhere, 'data'))).toBe(false)
-    expect((await runCli(['migrate'], { cwd: elsewhere, env: { DATABASE_URL: '' } })).code).toBe(0)
-    const empty = await runCli(['keys', 'list'], { cwd: elsewhere, env: { DATABASE_URL: '' } })
+    expect((await runCliProcess(['migrate'], { cwd: elsewhere, env: { DATABASE_URL: '' } })).code).toBe(0)
+    const empty = await runCliProcess(['keys', 'list'], { cwd: elsewhere, env: { DATABASE_URL: '' } })
     expect(empty.code).toBe(0)
     expect(empty.stdout.trim()).toBe(`No API keys in sqlite:${join(elsewhere, 'data', 'lectern.db')}`)
   })
@@ -221,17 +224,23 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
     const env = { DATABASE_URL: exported?.slice('DATABASE_URL='.length) ?? '' }
 
     // The example, as the README gives it, in the shell where the line was pasted.
-    const user = await runCli(['users', 'create', '--email', 'ada@example.com', '--role', 'global_admin'], {
-      cwd: dir,
-      env,
-      input: 'a long passphrase here\n',
-    })
+    const user = await runCliProcess(
+      ['users', 'create', '--email', 'ada@example.com', '--role', 'global_admin'],
+      {
+        cwd: dir,
+        env,
+        input: 'a long passphrase here\n',
+      },
+    )
     expect(user.code, user.stderr).toBe(0)
     expect(user.stderr).toBe(`Wrote to sqlite:${demoFile}\n`)
-    const created = await runCli(['keys', 'create', '--name', 'Website', '--user', 'ada@example.com'], {
-      cwd: dir,
-      env,
-    })
+    const created = await runCliProcess(
+      ['keys', 'create', '--name', 'Website', '--user', 'ada@example.com'],
+      {
+        cwd: dir,
+        env,
+      },
+    )
     expect(created.code, created.stderr).toBe(0)
     expect(created.stderr).toBe(`Wrote to sqlite:${demoFile}\n`)
     expect((await formsWith(port, created.lines.at(-1))).status).toBe(200)
@@ -240,16 +249,16 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
     const lecternFile = join(dir, 'data', 'lectern.db')
     const plain = { cwd: dir, env: { DATABASE_URL: '' } }
     const note = `Note: the demo running here (process ${running.child.pid}) serves another database; to work on its data: export DATABASE_URL=sqlite:${demoFile}`
-    const missing = await runCli(['keys', 'create', '--name', 'Website'], plain)
+    const missing = await runCliProcess(['keys', 'create', '--name', 'Website'], plain)
     expect(missing.code).toBe(1)
     expect(missing.stderr.split('\n')).toEqual([
       `lectern: The database file ${lecternFile} does not exist: check DATABASE_URL (sqlite:./data/lectern.db), or create it with \`lectern migrate\``,
       note,
       '',
     ])
-    expect((await runCli(['migrate'], plain)).code).toBe(0)
-    await runCli(['users', 'create', '--email', 'ada@example.com', '--role', 'global_admin'], plain)
-    const elsewhere = await runCli(['keys', 'create', '--name', 'Website'], plain)
+    expect((await runCliProcess(['migrate'], plain)).code).toBe(0)
+    await runCliProcess(['users', 'create', '--email', 'ada@example.com', '--role', 'global_admin'], plain)
+    const elsewhere = await runCliProcess(['keys', 'create', '--name', 'Website'], plain)
     expect(elsewhere.code, elsewhere.stderr).toBe(0)
     expect(elsewhere.lines.at(-1)).toMatch(/^lk_live_\w+$/)
     expect(elsewhere.stderr.split('\n')).toEqual([`Wrote to sqlite:${lecternFile}`, note, ''])
@@ -260,7 +269,7 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
   it('names the database it opened whenever a command finds nothing', async () => {
     const dir = tempDir()
     const databaseUrl = `sqlite:${join(dir, 'lectern.db')}`
-    const cli = (args: string[]) => runCli(args, { databaseUrl })
+    const cli = (args: string[]) => runCliProcess(args, { databaseUrl })
 
     expect((await cli(['migrate'])).code).toBe(0)
     expect((await cli(['users', 'list'])).stdout.trim()).toBe(`No users in ${databaseUrl}`)
@@ -296,7 +305,7 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
       }),
     )
     const databaseUrl = `sqlite:${join(dir, 'lectern.db')}`
-    const result = await runCli(['import', file], { databaseUrl })
+    const result = await runCliProcess(['import', file], { databaseUrl })
     expect(result.code).toBe(0)
     expect(result.stdout.trim()).toBe(
       `Imported 1 form, 0 submissions, 1 page and 2 redirects from ${file} into ${databaseUrl}`,
@@ -305,7 +314,7 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
 
   it('prints its version from package.json', async () => {
     for (const flag of ['--version', '-V']) {
-      const result = await runCli([flag])
+      const result = await runCliProcess([flag])
       expect(result.code).toBe(0)
       expect(result.stdout.trim()).toBe(PACKAGE_VERSION)
     }
@@ -313,20 +322,20 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the first hour with the demo and the 
 
   it('names the flag, the setting and what it accepts when a setting is wrong', async () => {
     const cwd = tempDir()
-    const port = await runCli(['serve', '--port', 'abc'], { cwd })
+    const port = await runCliProcess(['serve', '--port', 'abc'], { cwd })
     expect(port.code).not.toBe(0)
     expect(port.stderr.split('\n')[0]).toBe(
       "error: option '--port <port>' argument 'abc' is invalid. Port must be an integer from 1 to 65535.",
     )
-    const demoPort = await runCli(['demo', '--port', '99999'], { cwd })
+    const demoPort = await runCliProcess(['demo', '--port', '99999'], { cwd })
     expect(demoPort.stderr).toContain("option '--port <port>' argument '99999' is invalid")
     expect(existsSync(join(cwd, 'data'))).toBe(false)
 
-    const logLevel = await runCli(['serve'], { cwd, env: { LOG_LEVEL: 'loud' } })
+    const logLevel = await runCliProcess(['serve'], { cwd, env: { LOG_LEVEL: 'loud' } })
     expect(logLevel.stderr.trim()).toBe(
       'lectern: Invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
     )
-    const both = await runCli(['serve'], { cwd, env: { RATE_LIMIT_PER_HOUR: '-5', PORT: '70000' } })
+    const both = await runCliProcess(['serve'], { cwd, env: { RATE_LIMIT_PER_HOUR: '-5', PORT: '70000' } })
     expect(both.stderr.trim().split('\n')).toHaveLength(1)
     expect(both.stderr).toContain('RATE_LIMIT_PER_HOUR must be a positive integer (got "-5")')
     expect(both.stderr).toContain('PORT must be an integer from 1 to 65535 (got 70000)')

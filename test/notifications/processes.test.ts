@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from '../cli/run-cli.js'
+import { runCli, runCliProcess } from '../cli/run-cli.js'
 import { startInstance } from '../cluster/support.js'
 import { createTestContext, TEST_DIALECT, type TestContext } from '../harness.js'
 import { postForm } from '../intake/support.js'
@@ -95,7 +95,10 @@ describe('webhooks across processes', () => {
 
   it('refuses a private address without WEBHOOK_ALLOW_PRIVATE, and an unknown event, with one clear line', async () => {
     const { WEBHOOK_ALLOW_PRIVATE: _, ...strict } = env()
-    const refused = await runCli(['webhooks', 'add', '--url', 'http://127.0.0.1:9/hook'], { env: strict })
+    // A process test: the built binary reads the setting from the environment it is started with.
+    const refused = await runCliProcess(['webhooks', 'add', '--url', 'http://127.0.0.1:9/hook'], {
+      env: strict,
+    })
     expect(refused.code).toBe(1)
     expect(refused.stderr.trim().split('\n')[0]).toMatch(
       /^lectern: URL host '127\.0\.0\.1' resolves to 127\.0\.0\.1/,
