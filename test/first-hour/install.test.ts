@@ -31,9 +31,10 @@ interface LockEntry {
 
 /**
  * A new user's first commands (clone, install) must work on the Node.js version the README names.
- * None of this depends on the database, so it runs once, in the SQLite project.
+ * None of this depends on the database, so it runs once, in the SQLite project. Each test waits on
+ * its own npm process, so they run side by side.
  */
-describe.runIf(TEST_DIALECT === 'sqlite')('installing Lectern from a fresh clone', () => {
+describe.runIf(TEST_DIALECT === 'sqlite').concurrent('installing Lectern from a fresh clone', () => {
   const scratch: string[] = []
   afterAll(() => {
     for (const dir of scratch) rmSync(dir, { recursive: true, force: true })
