@@ -34,6 +34,19 @@ const UNIT_TESTS = [
 ]
 // Several server processes sharing PostgreSQL and Redis, and their faults: PostgreSQL project only.
 const CLUSTER_TESTS = ['test/cluster/**']
+// Files whose every test concerns one database (each also says so with `runIf`): the other project
+// would only load and skip them.
+const SQLITE_ONLY_TESTS = [
+  'test/cli/database-file.test.ts',
+  'test/cli/help.test.ts',
+  'test/contract/openapi-lint.test.ts',
+  'test/db/sqlite-driver.test.ts',
+  'test/db/sqlite-file.test.ts',
+  'test/docs/reference-browser.test.ts',
+  'test/first-hour/demo-and-cli.test.ts',
+  'test/first-hour/install.test.ts',
+]
+const POSTGRES_ONLY_TESTS = ['test/api/rate-limit-batches.test.ts', 'test/import/bulk-statistics.test.ts']
 // The dashboard in Chromium: its HTTP tests already run on both databases, the browser once.
 const BROWSER_TESTS = ['test/browser/**']
 
@@ -41,7 +54,7 @@ const sqlite: TestProjectInlineConfiguration = {
   extends: true,
   test: {
     name: 'sqlite',
-    exclude: [...configDefaults.exclude, ...CLUSTER_TESTS],
+    exclude: [...configDefaults.exclude, ...CLUSTER_TESTS, ...POSTGRES_ONLY_TESTS],
     env: { LECTERN_TEST_DATABASE: 'sqlite' },
   },
 }
@@ -49,7 +62,7 @@ const postgres: TestProjectInlineConfiguration = {
   extends: true,
   test: {
     name: 'postgres',
-    exclude: [...configDefaults.exclude, ...UNIT_TESTS, ...BROWSER_TESTS],
+    exclude: [...configDefaults.exclude, ...UNIT_TESTS, ...BROWSER_TESTS, ...SQLITE_ONLY_TESTS],
     env: { LECTERN_TEST_DATABASE: 'postgres' },
   },
 }
