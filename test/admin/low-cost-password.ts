@@ -1,9 +1,10 @@
 import { randomBytes, scryptSync } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../src/db/tables.js'
 import type { Role } from '../../src/services/roles.js'
 import { buildUser } from '../factories.js'
-import { PASSWORD } from './support.js'
+import { DashboardClient, PASSWORD } from './support.js'
 
 /**
  * A stored hash of `password` at a low scrypt cost (N=2^10), in the product's self-describing
@@ -27,4 +28,18 @@ export function buildSignInUser(
   input: { role?: Role; email?: string; disabled?: boolean } = {},
 ) {
   return buildUser(db, { ...input, passwordHash })
+}
+
+/** Signs a new client in as a new user of `role` (see `buildSignInUser`); fails the test if that does not work. */
+export async function signedInLowCost(
+  app: FastifyInstance,
+  db: Kysely<Database>,
+  role: Role = 'global_admin',
+) {
+  const user = await buildSignInUser(db, { role })
+  const client = new DashboardClient(app)
+  const res = await client.signIn(user.email)
+  if (res.statusCode !== 303) throw new Error(`sign-in failed with ${res.statusCode}: ${res.body}`)
+  await client.get('/admin')
+  return { client, user }
 }
