@@ -7,19 +7,25 @@ import { now } from '../src/time.js'
 
 /**
  * Test factories that write rows straight into a real database. Users get an unusable password
- * hash on purpose: hashing with production scrypt parameters would make every test slow.
+ * hash unless given one: hashing with production scrypt parameters would make every test slow.
  */
 const flag = (value: boolean): Flag => (value ? 1 : 0)
 
 export async function buildUser(
   db: Kysely<Database>,
-  input: { email?: string; role?: Role; disabled?: boolean } = {},
+  input: {
+    email?: string
+    role?: Role
+    disabled?: boolean
+    /** A stored password hash computed once by the caller, for users who must be able to sign in. */
+    passwordHash?: string
+  } = {},
 ) {
   const timestamp = now()
   const row = {
     id: newId('user'),
     email: input.email ?? `user-${randomBase62(8).toLowerCase()}@example.com`,
-    password_hash: 'unusable',
+    password_hash: input.passwordHash ?? 'unusable',
     role: input.role ?? 'global_admin',
     is_disabled: flag(input.disabled ?? false),
     created_at: timestamp,

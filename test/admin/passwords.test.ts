@@ -5,7 +5,8 @@ import { runCliProcess } from '../cli/run-cli.js'
 import { HttpBrowser, listenLocally, pageText } from '../hardening/http-browser.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { GENEROUS_LIMITS } from '../security-suite.js'
-import { buildDashboardUser, DashboardClient, PASSWORD, signedInClient, textOf } from './support.js'
+import { buildSignInUser, signedInLowCost } from './low-cost-password.js'
+import { DashboardClient, PASSWORD, textOf } from './support.js'
 
 const NEW_PASSWORD = 'a brand new passphrase'
 
@@ -13,7 +14,8 @@ const sessionsOf = async (ctx: TestContext, userId: string) =>
   (await ctx.database.db.selectFrom('admin_sessions').select('id').where('user_id', '=', userId).execute())
     .length
 
-// Each change and sign-in hashes at production scrypt cost: generous time on a busy machine.
+// Users start with a password stored at low scrypt cost; each change, and each sign-in with a
+// changed password, hashes at production cost: generous time on a busy machine.
 describe('Passwords in the dashboard', { timeout: 120_000 }, () => {
   let ctx: TestContext
   let app: FastifyInstance
@@ -30,7 +32,7 @@ describe('Passwords in the dashboard', { timeout: 120_000 }, () => {
   afterAll(() => ctx.close())
 
   it('changes your own password with the current one, ends your other sessions and keeps this browser signed in', async () => {
-    const { client, user } = await signedInClient(app, ctx.database.db, 'viewer')
+    const { client, user } = await signedInLowCost(app, ctx.database.db, 'viewer')
     const elsewhere = new DashboardClient(app)
     expect((await elsewhere.signIn(user.email)).statusCode).toBe(303)
     expect(await sessionsOf(ctx, user.id)).toBe(2)
@@ -58,7 +60,7 @@ describe('Passwords in the dashboard', { timeout: 120_000 }, () => {
   })
 
   it('refuses a wrong current password, a mismatch or a short password, changing nothing', async () => {
-    const { client, user } = await signedInClient(app, ctx.database.db, 'editor')
+    const { client, user } = await signedInLowCost(app, ctx.database.db, 'editor')
     for (const [fields, message] of [
       [
         { current: 'wrong password here', password: NEW_PASSWORD, confirm: NEW_PASSWORD },
@@ -78,7 +80,7 @@ describe('Passwords in the dashboard', { timeout: 120_000 }, () => {
   })
 
   it('refuses a password change without the CSRF token, and sends a signed-out browser to sign in', async () => {
-    const { client, user } = await signedInClient(app, ctx.database.db, 'viewer')
+    const { client, user } = await signedInLowCost(app, ctx.database.db, 'viewer')
     const forged = await client.post('/admin/account/password', {
       _csrf: 'forged',
       current: PASSWORD,
@@ -93,8 +95,8 @@ describe('Passwords in the dashboard', { timeout: 120_000 }, () => {
   })
 
   it('lets a global admin reset another user’s password: a generated one, shown once, and their sessions end', async () => {
-    const { client: admin, user: adminUser } = await signedInClient(app, ctx.database.db)
-    const target = await buildDashboardUser(ctx.database.db, { role: 'editor' })
+    const { client: admin, user: adminUser } = await signedInLowCost(app, ctx.database.db)
+    const target = await buildSignInUser(ctx.database.db, { role: 'editor' })
     const theirs = new DashboardClient(app)
     expect((await theirs.signIn(target.email)).statusCode).toBe(303)
 
@@ -119,10 +121,10 @@ describe('Passwords in the dashboard', { timeout: 120_000 }, () => {
   })
 
   it('refuses resets by other roles and without the CSRF token, and sends an admin to their own account page', async () => {
-    const { client: admin, user: adminUser } = await signedInClient(app, ctx.database.db)
-    const target = await buildDashboardUser(ctx.database.db, { role: 'viewer' })
+    const { client: admin, user: adminUser } = await signedInLowCost(app, ctx.database.db)
+    const target = await buildSignInUser(ctx.database.db, { role: 'viewer' })
     for (const role of ['editor', 'viewer'] as const) {
-      const { client } = await signedInClient(app, ctx.database.db, role)
+      const { client } = await signedInLowCost(app, ctx.database.db, role)
       expect((await client.get(`/admin/users/${target.id}/password`)).statusCode).toBe(403)
       expect((await client.post(`/admin/users/${target.id}/password`)).statusCode).toBe(403)
     }
@@ -137,8 +139,8 @@ describe('Passwords in the dashboard', { timeout: 120_000 }, () => {
   })
 
   it('ends every session of a user who is disabled', async () => {
-    const { client: admin } = await signedInClient(app, ctx.database.db)
-    const target = await buildDashboardUser(ctx.database.db, { role: 'viewer' })
+    const { client: admin } = await signedInLowCost(app, ctx.database.db)
+    const target = await buildSignInUser(ctx.database.db, { role: 'viewer' })
     const theirs = new DashboardClient(app)
     expect((await theirs.signIn(target.email)).statusCode).toBe(303)
     await admin.get('/admin/users')
@@ -170,7 +172,7 @@ describe('a sign-in overlapping a password reset or a disable', { timeout: 120_0
     ['a reset', (email: string) => cli(['users', 'set-password', email], `${NEW_PASSWORD}\n`)],
     ['a disable', (email: string) => cli(['users', 'disable', email])],
   ])('opens no session with the old password when %s commits while it is checked', async (_, change) => {
-    const user = await buildDashboardUser(ctx.database.db, { role: 'editor' })
+    const user = await buildSignInUser(ctx.database.db, { role: 'editor' })
     const browser = new HttpBrowser(base)
     await browser.request('/admin/login')
     // From an idle queue (an earlier sign-in's decoy hash may still run), so both slots are taken at once.

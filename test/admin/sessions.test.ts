@@ -2,15 +2,8 @@ import { createHash } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestContext, type TestContext } from '../harness.js'
-import {
-  buildAppWithSessions,
-  buildDashboardUser,
-  DashboardClient,
-  manualClock,
-  PASSWORD,
-  signedInClient,
-  textOf,
-} from './support.js'
+import { buildSignInUser, signedInLowCost } from './low-cost-password.js'
+import { buildAppWithSessions, DashboardClient, manualClock, PASSWORD, textOf } from './support.js'
 
 const sessionCount = async (ctx: TestContext, userId: string) =>
   (await ctx.database.db.selectFrom('admin_sessions').select('id').where('user_id', '=', userId).execute())
@@ -26,7 +19,7 @@ describe('dashboard sign-in, sign-out and sessions', () => {
   afterAll(() => ctx.close())
 
   it('signs a user in with email and password and shows who is signed in', async () => {
-    const user = await buildDashboardUser(ctx.database.db, { role: 'editor' })
+    const user = await buildSignInUser(ctx.database.db, { role: 'editor' })
     const client = new DashboardClient(app)
     const res = await client.signIn(user.email.toUpperCase())
     expect(res.statusCode).toBe(303)
@@ -37,7 +30,7 @@ describe('dashboard sign-in, sign-out and sessions', () => {
   })
 
   it('sets an HttpOnly, SameSite=Lax session cookie limited to /admin, Secure only over HTTPS', async () => {
-    const user = await buildDashboardUser(ctx.database.db)
+    const user = await buildSignInUser(ctx.database.db)
     const plain = new DashboardClient(app)
     const res = await plain.signIn(user.email)
     const cookie = res.cookies.find((c) => c.name === 'lectern_session')
@@ -54,7 +47,7 @@ describe('dashboard sign-in, sign-out and sessions', () => {
   })
 
   it('stores only a hash of the session token', async () => {
-    const { client } = await signedInClient(app, ctx.database.db)
+    const { client } = await signedInLowCost(app, ctx.database.db)
     const token = client.sessionToken as string
     const rows = await ctx.database.db.selectFrom('admin_sessions').selectAll().execute()
     for (const row of rows) for (const value of Object.values(row)) expect(String(value)).not.toContain(token)
@@ -63,7 +56,7 @@ describe('dashboard sign-in, sign-out and sessions', () => {
   })
 
   it('refuses a wrong password and an unknown email with the same message, and opens no session', async () => {
-    const user = await buildDashboardUser(ctx.database.db)
+    const user = await buildSignInUser(ctx.database.db)
     const wrong = await new DashboardClient(app).signIn(user.email, 'not the password at all')
     const unknown = await new DashboardClient(app).signIn('nobody@example.com')
     for (const res of [wrong, unknown]) {
@@ -75,7 +68,7 @@ describe('dashboard sign-in, sign-out and sessions', () => {
   })
 
   it('tells a disabled user with the right password that the account is disabled', async () => {
-    const user = await buildDashboardUser(ctx.database.db, { disabled: true })
+    const user = await buildSignInUser(ctx.database.db, { disabled: true })
     const res = await new DashboardClient(app).signIn(user.email)
     expect(res.statusCode).toBe(403)
     expect(textOf(res)).toContain('This account is disabled')
@@ -83,7 +76,7 @@ describe('dashboard sign-in, sign-out and sessions', () => {
   })
 
   it('renews the session id at sign-in and ends the session held before', async () => {
-    const { client, user } = await signedInClient(app, ctx.database.db)
+    const { client, user } = await signedInLowCost(app, ctx.database.db)
     const before = client.sessionToken as string
     // The sign-in form of another tab, opened before: its token is the browser's form cookie.
     const again = await client.post('/admin/login', {
@@ -103,7 +96,7 @@ describe('dashboard sign-in, sign-out and sessions', () => {
   })
 
   it('never adopts a session id chosen by someone else (fixation)', async () => {
-    const user = await buildDashboardUser(ctx.database.db)
+    const user = await buildSignInUser(ctx.database.db)
     const client = new DashboardClient(app)
     const planted = 'A'.repeat(43)
     client.cookies.set('lectern_session', { value: planted, path: '/admin' })
@@ -113,7 +106,7 @@ describe('dashboard sign-in, sign-out and sessions', () => {
   })
 
   it('signs out: the session is deleted, the cookie cleared, and the old cookie no longer works', async () => {
-    const { client, user } = await signedInClient(app, ctx.database.db)
+    const { client, user } = await signedInLowCost(app, ctx.database.db)
     const token = client.sessionToken as string
     const res = await client.post('/admin/logout')
     expect(res.statusCode).toBe(303)
@@ -130,7 +123,7 @@ describe('dashboard sign-in, sign-out and sessions', () => {
   })
 
   it('sends a signed-out visitor to sign in, and back to the page they asked for afterwards', async () => {
-    const user = await buildDashboardUser(ctx.database.db)
+    const user = await buildSignInUser(ctx.database.db)
     const client = new DashboardClient(app)
     const res = await client.get('/admin/redirects?page=2')
     expect(res.headers.location).toBe('/admin/login?next=%2Fadmin%2Fredirects%3Fpage%3D2')
@@ -150,7 +143,7 @@ describe('dashboard sign-in, sign-out and sessions', () => {
     '/admin/../x',
     '/elsewhere',
   ])('ignores a next address that leaves the dashboard (%s)', async (next) => {
-    const user = await buildDashboardUser(ctx.database.db)
+    const user = await buildSignInUser(ctx.database.db)
     const client = new DashboardClient(app)
     await client.get('/admin/login')
     const res = await client.post('/admin/login', { email: user.email, password: PASSWORD, next })
@@ -158,8 +151,8 @@ describe('dashboard sign-in, sign-out and sessions', () => {
   })
 
   it('ends every session of a user who is disabled, from the dashboard or the CLI', async () => {
-    const { client: admin } = await signedInClient(app, ctx.database.db)
-    const { client: first, user } = await signedInClient(app, ctx.database.db, 'editor')
+    const { client: admin } = await signedInLowCost(app, ctx.database.db)
+    const { client: first, user } = await signedInLowCost(app, ctx.database.db, 'editor')
     const second = new DashboardClient(app)
     await second.signIn(user.email)
     expect(await sessionCount(ctx, user.id)).toBe(2)
@@ -175,20 +168,20 @@ describe('dashboard sign-in, sign-out and sessions', () => {
     await ctx.services.users.enableUser(user.email)
     expect((await first.get('/admin')).statusCode).toBe(303)
 
-    const { client: third, user: other } = await signedInClient(app, ctx.database.db, 'viewer')
+    const { client: third, user: other } = await signedInLowCost(app, ctx.database.db, 'viewer')
     await ctx.services.users.disableUser(other.email)
     expect((await third.get('/admin')).statusCode).toBe(303)
   })
 
   it('ends the sessions of a deleted user', async () => {
-    const { client, user } = await signedInClient(app, ctx.database.db, 'viewer')
+    const { client, user } = await signedInLowCost(app, ctx.database.db, 'viewer')
     await ctx.services.users.deleteUser(user.email)
     expect(await sessionCount(ctx, user.id)).toBe(0)
     expect((await client.get('/admin')).statusCode).toBe(303)
   })
 
   it('applies a role change to an open session on its next request', async () => {
-    const { client, user } = await signedInClient(app, ctx.database.db, 'global_admin')
+    const { client, user } = await signedInLowCost(app, ctx.database.db, 'global_admin')
     expect((await client.get('/admin/keys')).statusCode).toBe(200)
     await ctx.services.users.setRole(user.email, 'viewer')
     expect((await client.get('/admin/keys')).statusCode).toBe(403)
@@ -220,7 +213,7 @@ describe('dashboard session timeouts', () => {
   })
 
   it('ends a session left idle for longer than the idle timeout', async () => {
-    const { client } = await signedInClient(app, ctx.database.db)
+    const { client } = await signedInLowCost(app, ctx.database.db)
     clock.advance(idleTimeoutMs - 60_000)
     expect((await client.get('/admin')).statusCode).toBe(200)
     clock.advance(idleTimeoutMs - 60_000)
@@ -232,7 +225,7 @@ describe('dashboard session timeouts', () => {
   })
 
   it('ends a busy session at its absolute lifetime', async () => {
-    const { client } = await signedInClient(app, ctx.database.db)
+    const { client } = await signedInLowCost(app, ctx.database.db)
     for (let elapsed = 0; elapsed < absoluteTimeoutMs - idleTimeoutMs / 2; elapsed += idleTimeoutMs / 2) {
       clock.advance(idleTimeoutMs / 2)
       expect((await client.get('/admin')).statusCode).toBe(200)

@@ -1,8 +1,21 @@
 import type { AddressInfo } from 'node:net'
-import type { LightMyRequestResponse } from 'fastify'
-import { afterEach, describe, expect, it } from 'vitest'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { Redis } from 'ioredis'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { randomBase62 } from '../../src/ids.js'
+import type { RateLimiter } from '../../src/ratelimit/limiter.js'
+import { MemoryRateLimiter } from '../../src/ratelimit/memory.js'
+import { RedisRateLimiter } from '../../src/ratelimit/redis.js'
+import { checkResponsesAgainstContract } from '../contract/recorder.js'
 import { buildApiKey, buildForm } from '../factories.js'
-import { createTestContext, type TestContext, type TestContextOptions } from '../harness.js'
+import {
+  createTestContext,
+  TEST_DIALECT,
+  TEST_REDIS_URL,
+  type TestContext,
+  type TestContextOptions,
+} from '../harness.js'
 import { expectError, expectList, request } from '../security-suite.js'
 
 /** A whole second, so that window ends can be computed exactly. */
@@ -26,19 +39,48 @@ const rateHeaders = (res: LightMyRequestResponse) => ({
   reset: Number(res.headers['x-ratelimit-reset']),
 })
 
+/**
+ * One database for the file; each test gets an app of its own over it, with the limits it names
+ * and a fresh limiter (in memory with a hand-moved clock, or Redis on PostgreSQL as the harness
+ * chooses), and keys of its own.
+ */
 describe('rate limits', () => {
-  let ctx: TestContext
-  const opened: TestContext[] = []
-  const open = async (options: TestContextOptions = {}) => {
-    ctx = await createTestContext(options)
-    opened.push(ctx)
+  let shared: TestContext
+  let ctx: { app: FastifyInstance; database: TestContext['database'] }
+  const opened: { app: FastifyInstance; limiter: RateLimiter; redis?: Redis }[] = []
+  const open = async (options: Pick<TestContextOptions, 'perHour' | 'perSecond' | 'clock'> = {}) => {
+    const limits = { perHour: options.perHour ?? 1000, perSecond: options.perSecond ?? 10 }
+    let redis: Redis | undefined
+    let limiter: RateLimiter
+    if (TEST_DIALECT === 'postgres' && options.clock === undefined) {
+      redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 })
+      await redis.connect()
+      limiter = new RedisRateLimiter(redis, limits, `lectern-test:${randomBase62(10)}:`)
+    } else limiter = new MemoryRateLimiter(limits, options.clock)
+    const app = await buildApp({
+      config: { ERROR_STYLE: 'code', LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: limits.perSecond },
+      services: shared.services,
+      limiter,
+      database: shared.database,
+    })
+    checkResponsesAgainstContract(app)
+    opened.push({ app, limiter, redis })
+    ctx = { app, database: shared.database }
     return ctx
   }
+  beforeAll(async () => {
+    shared = await createTestContext()
+  })
+  afterAll(() => shared.close())
   afterEach(async () => {
-    for (const context of opened.splice(0)) await context.close()
+    for (const { app, limiter, redis } of opened.splice(0)) {
+      await app.close()
+      await limiter.close()
+      redis?.disconnect()
+    }
   })
 
-  const setup = async (options: TestContextOptions) => {
+  const setup = async (options: Pick<TestContextOptions, 'perHour' | 'perSecond' | 'clock'>) => {
     await open(options)
     const key = await buildApiKey(ctx.database.db)
     return { key, get: (path = '/api/v1/forms', auth = key.authorization) => request(ctx.app, path, auth) }

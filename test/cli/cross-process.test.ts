@@ -1,31 +1,38 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { buildForm, buildSubmission } from '../factories.js'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { buildForm, buildSubmission, buildUser } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { runCliProcess } from './run-cli.js'
 
 /**
  * The server (this process) and the CLI (a child process) share one SQLite file, as they do in
- * production: every change the CLI makes must show on the server's very next request.
+ * production: every change the CLI makes must show on the server's very next request. One database
+ * for the file; each test has its own creator and a key the CLI created for them.
  */
 describe('changes made by the CLI in another process', () => {
   let ctx: TestContext
+  let email: string
   let key: string
   let keyId: string
   const cli = (args: string[]) => runCliProcess(args, { databaseUrl: ctx.databaseUrl })
   const get = (url: string) => ctx.app.inject({ url, headers: { authorization: `Bearer ${key}` } })
 
-  beforeEach(async () => {
+  beforeAll(async () => {
     ctx = await createTestContext()
-    await cli(['users', 'create', '--email', 'admin@example.com', '--role', 'global_admin'])
-    await cli(['users', 'create', '--email', 'backup@example.com', '--role', 'global_admin'])
-    key = (await cli(['keys', 'create', '--name', 'site', '--user', 'admin@example.com'])).lines.at(
-      -1,
-    ) as string
-    keyId = (await ctx.services.keys.listApiKeys())[0].id
+    // Another global admin, so that the creators can be demoted, disabled and deleted.
+    await buildUser(ctx.database.db, { email: 'backup@example.com', role: 'global_admin' })
     const form = await buildForm(ctx.database.db, { id: 'form_contact' })
     await buildSubmission(ctx.database.db, { formId: form.id })
   })
-  afterEach(() => ctx.close())
+  afterAll(() => ctx.close())
+
+  beforeEach(async () => {
+    email = (await buildUser(ctx.database.db, { role: 'global_admin' })).email
+    const created = await cli(['keys', 'create', '--name', 'site', '--user', email])
+    expect(created.code, created.stderr).toBe(0)
+    key = created.lines.at(-1) as string
+    keyId = /Created API key (\S+) /.exec(created.stdout + created.stderr)?.[1] as string
+    expect(keyId).toBeDefined()
+  })
 
   it('refuses a key revoked by the CLI on the very next request', async () => {
     expect((await get('/api/v1/forms')).statusCode).toBe(200)
@@ -46,29 +53,30 @@ describe('changes made by the CLI in another process', () => {
 
   it('narrows a key as soon as its creator is demoted, and widens it again on promotion', async () => {
     expect((await get('/api/v1/forms/form_contact/submissions')).statusCode).toBe(200)
-    await cli(['users', 'set-role', 'admin@example.com', 'editor'])
+    await cli(['users', 'set-role', email, 'editor'])
     const denied = await get('/api/v1/forms/form_contact/submissions')
     expect(denied.statusCode).toBe(403)
     expect(denied.json().error).toBe('insufficient_permissions')
     expect((await get('/api/v1/forms')).statusCode).toBe(200)
-    await cli(['users', 'set-role', 'admin@example.com', 'viewer'])
+    await cli(['users', 'set-role', email, 'viewer'])
     expect((await get('/api/v1/forms')).statusCode).toBe(403)
     expect((await get('/api/v1/page-builder')).statusCode).toBe(200)
-    await cli(['users', 'set-role', 'admin@example.com', 'global_admin'])
+    await cli(['users', 'set-role', email, 'global_admin'])
     expect((await get('/api/v1/forms/form_contact/submissions')).statusCode).toBe(200)
   })
 
   it('stops the keys of a disabled creator, and of a deleted one for good', async () => {
-    await cli(['users', 'disable', 'admin@example.com'])
+    await cli(['users', 'disable', email])
     expect((await get('/api/v1/forms')).json().error).toBe('api_key_inactive')
-    await cli(['users', 'enable', 'admin@example.com'])
+    await cli(['users', 'enable', email])
     expect((await get('/api/v1/forms')).statusCode).toBe(200)
-    await cli(['users', 'delete', 'admin@example.com'])
+    await cli(['users', 'delete', email])
     expect((await get('/api/v1/forms')).json().error).toBe('invalid_api_key')
     const keys = JSON.parse((await cli(['keys', 'list', '--json'])).stdout) as {
+      id: string
       status: string
       createdBy: string | null
     }[]
-    expect(keys[0]).toMatchObject({ status: 'revoked', createdBy: null })
+    expect(keys.find((listed) => listed.id === keyId)).toMatchObject({ status: 'revoked', createdBy: null })
   })
 })

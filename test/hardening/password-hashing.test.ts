@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js'
 import { createServices } from '../../src/services/index.js'
-import { hashingLoad, PASSWORD_HASHING, withHashingSlot } from '../../src/services/passwords.js'
+import { hashingLoad, hashPassword, PASSWORD_HASHING, withHashingSlot } from '../../src/services/passwords.js'
+import { buildSignInUser } from '../admin/low-cost-password.js'
 import { buildDashboardUser, PASSWORD } from '../admin/support.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { HttpBrowser, listenLocally, pageText } from './http-browser.js'
@@ -187,11 +188,24 @@ describe('password hashing when signed-in users flood the current-password check
   }, 120_000)
 
   it('signs an admin in while many signed-in users each send a wrong current password, without waiting for all of them', async () => {
+    // Signed in against a low-cost hash, then given a production-cost one: their flood of checks
+    // must take as long as real users' would, so that checks still wait when the sign-in is answered.
+    const users = await Promise.all(
+      Array.from({ length: PASSWORD_HASHING.maxQueue + 2 }, () =>
+        buildSignInUser(ctx.database.db, { role: 'viewer' }),
+      ),
+    )
     const viewers = []
-    for (let i = 0; i < PASSWORD_HASHING.maxQueue + 2; i++) {
-      const user = await buildDashboardUser(ctx.database.db, { role: 'viewer' })
-      viewers.push(await signedIn(user.email))
-    }
+    for (const user of users) viewers.push(await signedIn(user.email))
+    await ctx.database.db
+      .updateTable('users')
+      .set({ password_hash: await hashPassword(PASSWORD) })
+      .where(
+        'id',
+        'in',
+        users.map((user) => user.id),
+      )
+      .execute()
     const {
       answers,
       signedIn: admin,
