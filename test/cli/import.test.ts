@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { sql } from 'kysely'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest'
 import { BULK_SUBMISSIONS } from '../../src/services/import/batches.js'
-import { createTestContext, TEST_DIALECT, type TestContext } from '../harness.js'
+import { createMigratedTestDatabase, createTestContext, TEST_DIALECT, type TestContext } from '../harness.js'
 import { BIN, runCli, runCliProcess } from './run-cli.js'
 
 const execFileAsync = promisify(execFile)
@@ -131,16 +132,32 @@ describe('lectern import', () => {
       lines.push(JSON.stringify({ kind: 'submission', formId: 'form_p', data: { i } }))
     writeFileSync(file, lines.join('\n'))
     /** The import run under a pseudo-terminal (util-linux `script`), as from an interactive shell. */
-    const onTerminal = async (...flags: string[]) => {
+    const onTerminal = async (databaseUrl: string, ...flags: string[]) => {
       const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`
       const command = [process.execPath, BIN, 'import', ...flags, file].map(quote).join(' ')
       const { stdout } = await execFileAsync('script', ['-qfec', command, '/dev/null'], {
-        env: { ...process.env, DATABASE_URL: ctx.databaseUrl, LOG_LEVEL: 'warn' },
+        env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
       })
       return stdout
     }
+    /** An empty database of its own, so that the three runs below can go at once. */
+    const anotherDatabase = async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'lectern-import-cli-'))
+      const database = await createMigratedTestDatabase(dir)
+      onTestFinished(async () => {
+        await database.drop()
+        rmSync(dir, { recursive: true, force: true })
+      })
+      return database.url
+    }
+    const [quietUrl, pipedUrl] = await Promise.all([anotherDatabase(), anotherDatabase()])
 
-    const shown = await onTerminal()
+    const [shown, quiet, piped] = await Promise.all([
+      onTerminal(ctx.databaseUrl),
+      onTerminal(quietUrl, '--quiet'),
+      // A process test, as all three are: whether stderr is a terminal is the process's own.
+      runCliProcess(['import', file], { databaseUrl: pipedUrl }),
+    ])
     expect(shown).toContain(`${ERASE}checking: `)
     const redraws = shown.split(ERASE)
     expect(redraws.some((line) => /^writing: [\d,]+ of 3,001 records \(\d+%\)/.test(line))).toBe(true)
@@ -149,12 +166,9 @@ describe('lectern import', () => {
     expect(redraws.at(-1)).toMatch(/^Imported 1 form, 3000 submissions/)
     expect(await count('submissions')).toBe(3000)
 
-    const quiet = await onTerminal('--quiet')
     expect(quiet).toMatch(/^Imported 1 form, 3000 submissions/)
     expect(quiet).not.toContain(ERASE)
 
-    // Process tests, all three: whether stderr is a terminal is the process's own.
-    const piped = await runCliProcess(['import', file], { databaseUrl: ctx.databaseUrl })
     expect(piped.code).toBe(0)
     expect(piped.stderr).toBe('')
     expect(piped.lines).toHaveLength(1)

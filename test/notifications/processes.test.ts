@@ -120,22 +120,30 @@ describe('webhooks across processes', () => {
     },
   )
 
-  it('delivers after a server is killed mid-delivery and another starts: at worst twice, with one webhook-id', async () => {
+  // The two tests below run at once, each on a database of its own: most of the first is spent
+  // waiting out the dead server's delivery lease, which no setting shortens.
+  it.concurrent('delivers after a server is killed mid-delivery and another starts: at worst twice, with one webhook-id', async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const own = await createTestContext(GENEROUS_LIMITS)
+    onTestFinished(() => own.close())
+    const ownEnv = { ...env(), DATABASE_URL: own.databaseUrl }
     // The first request is never answered: the server dies while it waits.
     const receiver = await startReceiver((_, index) => (index === 0 ? null : 200))
     receivers.push(receiver)
-    const services = notifyingServices(ctx)
-    const form = await openForm(ctx)
+    const services = notifyingServices(own)
+    const form = await openForm(own)
     const { endpoint } = await services.webhooks.add({
       url: receiver.url,
       formId: form,
       events: 'submission.created',
     })
-    const first = await startInstance(env())
+    const first = await startInstance(ownEnv)
     expect((await postForm(first.url, form, { n: '1' }, { accept: 'application/json' })).status).toBe(201)
     await until(() => receiver.received.length === 1, 10_000, 'the first attempt')
     await first.stop('SIGKILL')
-    const second = await startInstance(env())
+    const second = await startInstance(ownEnv)
     try {
       // The dead server's lease runs out (attempt timeout + 10 s), then the new one sends it.
       await until(() => receiver.received.length === 2, 40_000, 'the second attempt')
@@ -150,7 +158,9 @@ describe('webhooks across processes', () => {
     await services.webhooks.remove(endpoint.id)
   }, 90_000)
 
-  it('two server instances drain one burst together, delivering no event twice', async () => {
+  it.concurrent('two server instances drain one burst together, delivering no event twice', async ({
+    expect,
+  }) => {
     const receiver = await startReceiver()
     receivers.push(receiver)
     const services = notifyingServices(ctx)

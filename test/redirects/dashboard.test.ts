@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { exportRedirects } from '../../src/services/redirects/exports.js'
 import { createRedirectMatcher } from '../../src/services/redirects/matcher.js'
 import { type DashboardClient, signedInClient, textOf } from '../admin/support.js'
@@ -10,12 +10,14 @@ describe('applying redirects from the dashboard', () => {
   let ctx: TestContext
   let viewer: DashboardClient
 
-  beforeEach(async () => {
+  // One site for the file (signing in checks a password at production scrypt cost); the one test
+  // that adds a redirect takes it away again.
+  beforeAll(async () => {
     ctx = await createTestContext(GENEROUS_LIMITS)
     await insertCaseRedirects(ctx.database.db)
     viewer = (await signedInClient(ctx.app, ctx.database.db, 'viewer')).client
   })
-  afterEach(() => ctx.close())
+  afterAll(() => ctx.close())
 
   it('links the redirects screen to the apply page', async () => {
     const res = await viewer.get('/admin/redirects')
@@ -60,7 +62,10 @@ describe('applying redirects from the dashboard', () => {
 
   it('shows a change on the very next try', async () => {
     await viewer.get('/admin/redirects/apply?target=%2Fbrand-new')
-    await ctx.services.redirects.createRedirect({ fromPath: '/brand-new', toPath: '/temp-old' })
+    const added = await ctx.services.redirects.createRedirect({ fromPath: '/brand-new', toPath: '/temp-old' })
+    onTestFinished(async () => {
+      await ctx.services.redirects.deleteRedirect(added.redirect.id)
+    })
     const res = await viewer.get('/admin/redirects/apply?target=%2Fbrand-new')
     expect(textOf(res)).toContain('/brand-new is redirected with 302 to /temp-new .')
   })
