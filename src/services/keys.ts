@@ -1,5 +1,5 @@
 import type { DatabaseHandle } from '../db/database.js'
-import { formChoices } from '../db/repositories/api-keys.js'
+import { formChoices } from '../db/repositories/forms.js'
 import type { Actor } from './audit.js'
 import { renameApiKey, revokeApiKey, setApiKeyActive } from './keys/changes.js'
 import { createKeyChecker } from './keys/check.js'

@@ -156,25 +156,3 @@ export async function revokeKeysCreatedBy(trx: Executor, userId: string, at: str
     .executeTakeFirst()
   return Number(result.numUpdatedRows)
 }
-
-// The forms a key's `submissions:read` may be narrowed to: reads of the forms table the key
-// service makes when such a key is created or shown.
-
-/** Which of `ids` are forms that exist. */
-export async function existingFormIds(db: Executor, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set()
-  const rows = await db.selectFrom('forms').select('id').where('id', 'in', ids).execute()
-  return new Set(rows.map((row) => row.id))
-}
-
-/** The titles of those of `ids` that are forms that exist, by id. */
-export async function formTitles(db: Executor, ids: readonly string[]): Promise<Map<string, string>> {
-  if (ids.length === 0) return new Map()
-  const rows = await db.selectFrom('forms').select(['id', 'title']).where('id', 'in', ids).execute()
-  return new Map(rows.map((form) => [form.id, form.title]))
-}
-
-/** Up to 1000 forms by title, for the dashboard's key form picker. */
-export function formChoices(db: Executor) {
-  return db.selectFrom('forms').select(['id', 'title']).orderBy('title').orderBy('id').limit(1000).execute()
-}

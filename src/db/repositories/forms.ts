@@ -4,9 +4,10 @@ import { positionInCreatedOrder } from './positions.js'
 import type { Executor } from './redirects.js'
 
 /**
- * The forms table's SQL for the dashboard's changes to forms: the services keep the rules, the
- * audit entries and the transactions, and hand their executor here. The API's pages of forms are
- * `content.ts`'s; the importer writes forms in bulk itself.
+ * The forms table's SQL for the services: the dashboard's changes to forms, and the reads of forms
+ * other services make (a key's forms, an endpoint's form, an email's form). The services keep the
+ * rules, the audit entries and the transactions, and hand their executor here. The API's pages of
+ * forms are `content.ts`'s; the importer writes forms in bulk itself.
  */
 
 export type FormRow = Selectable<FormsTable>
@@ -43,4 +44,28 @@ export async function updateFormRow(
 /** Deletes form `id`; its submissions go with it by the foreign key's cascade. */
 export async function deleteFormRow(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('forms').where('id', '=', id).execute()
+}
+
+/** Which of `ids` are forms that exist. */
+export async function existingFormIds(db: Executor, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set()
+  const rows = await db.selectFrom('forms').select('id').where('id', 'in', ids).execute()
+  return new Set(rows.map((row) => row.id))
+}
+
+/** The titles of those of `ids` that are forms that exist, by id. */
+export async function formTitles(db: Executor, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map()
+  const rows = await db.selectFrom('forms').select(['id', 'title']).where('id', 'in', ids).execute()
+  return new Map(rows.map((form) => [form.id, form.title]))
+}
+
+/** Up to 1000 forms by title, for the dashboard's key form picker. */
+export function formChoices(db: Executor) {
+  return db.selectFrom('forms').select(['id', 'title']).orderBy('title').orderBy('id').limit(1000).execute()
+}
+
+/** The title and intake settings of form `id`, for the email of one of its submissions. */
+export function findFormForEmail(db: Executor, id: string) {
+  return db.selectFrom('forms').select(['id', 'title', 'intake']).where('id', '=', id).executeTakeFirst()
 }

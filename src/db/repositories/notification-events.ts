@@ -15,14 +15,6 @@ export async function findEventsByIds(
   return new Map(events.map((event) => [event.id, event]))
 }
 
-/**
- * The title and intake settings of the form a submission event belongs to, for its email (a read
- * of the forms table the worker makes per email).
- */
-export function findEventForm(db: Executor, formId: string) {
-  return db.selectFrom('forms').select(['id', 'title', 'intake']).where('id', '=', formId).executeTakeFirst()
-}
-
 /** Whether event `id` exists. */
 export async function eventExists(db: Executor, id: string): Promise<boolean> {
   return (

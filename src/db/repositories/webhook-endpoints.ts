@@ -97,8 +97,3 @@ export async function replaceEndpointSecret(
     .where('id', '=', id)
     .execute()
 }
-
-/** Whether form `formId` exists (the form an endpoint is limited to; a read of the forms table). */
-export async function formExists(db: Executor, formId: string): Promise<boolean> {
-  return (await db.selectFrom('forms').select('id').where('id', '=', formId).executeTakeFirst()) !== undefined
-}

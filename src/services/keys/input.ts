@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { existingFormIds } from '../../db/repositories/api-keys.js'
+import { existingFormIds } from '../../db/repositories/forms.js'
 import { enabledAdmins, findUserByEmail, type UserRow } from '../../db/repositories/users.js'
 import type { Database } from '../../db/tables.js'
 import { NotFoundError, ValidationError } from '../../errors.js'

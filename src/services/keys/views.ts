@@ -2,10 +2,10 @@ import type { Kysely } from 'kysely'
 import {
   findKeyAccessRow,
   findKeyViewRow,
-  formTitles,
   type KeyViewRow,
   listKeyViewRows,
 } from '../../db/repositories/api-keys.js'
+import { formTitles } from '../../db/repositories/forms.js'
 import type { Database } from '../../db/tables.js'
 import { NotFoundError } from '../../errors.js'
 import { isSafeId } from '../../ids.js'

@@ -3,7 +3,7 @@ import { Agent as HttpsAgent } from 'node:https'
 import { isIP } from 'node:net'
 import type { Kysely } from 'kysely'
 import nodemailer from 'nodemailer'
-import { findEventForm } from '../../db/repositories/notification-events.js'
+import { findFormForEmail } from '../../db/repositories/forms.js'
 import type { Database, NotificationDeliveriesTable, NotificationEventsTable } from '../../db/tables.js'
 import { parseStoredIntake } from '../../resources/form.js'
 import { formatTimestamp } from '../../time.js'
@@ -148,7 +148,7 @@ export function createSender(db: Kysely<Database>, options: SenderOptions) {
     const event = batch.events.get(delivery.event_id)
     if (!event || event.form_id === null)
       return { ok: false, lastStatus: 'event_missing', responseCode: null, error: null, final: true }
-    const form = await findEventForm(db, event.form_id)
+    const form = await findFormForEmail(db, event.form_id)
     const settings = parseStoredIntake(form?.intake ?? null)
     const submission = JSON.parse(event.data) as {
       id: string

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { formExists } from '../../db/repositories/forms.js'
 import {
   deleteDeliveriesTo,
   listDeliveriesTo,
@@ -9,7 +10,6 @@ import {
   activateEndpoint,
   deleteEndpoint,
   findEndpoint,
-  formExists,
   insertEndpoint,
   listEndpoints,
   replaceEndpointSecret,
