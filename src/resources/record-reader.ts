@@ -7,10 +7,10 @@ import {
   type TSchema,
   Type,
 } from '@sinclair/typebox'
+import { closestName } from '../closest-name.js'
 import { idProblem, MAX_ID_LENGTH } from '../ids.js'
+import { describeJsonType, type JsonObject } from '../json.js'
 import { FIELD_LIMITS, textProblem } from '../limits.js'
-import { closestName } from '../services/import/closest-name.js'
-import { describeJsonType, type JsonObject } from '../services/import/json.js'
 import { parseTimestamp } from '../time.js'
 
 /**

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
+import { describeJsonType, isObject, type JsonObject } from '../json.js'
 import { characterProblem, DATA_LIMITS, FIELD_LIMITS, textProblem } from '../limits.js'
-import { describeJsonType, isObject, type JsonObject } from '../services/import/json.js'
 import { Id, NullableString, Timestamp } from './api-fields.js'
 import { importFields, kindField, RecordId, Refusal, recordReader } from './record-reader.js'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { StringTable } from '../../src/services/import/string-table.js'
+import { StringTable } from '../../src/string-table.js'
 
 describe('StringTable', () => {
   it('numbers distinct strings in the order they were first added', () => {

@@ -1,5 +1,5 @@
+import { grown, StringTable } from '../../string-table.js'
 import type { ImportKind } from './kinds.js'
-import { grown, StringTable } from './string-table.js'
 
 /**
  * The forms, pages or redirects of an import between its two passes, kept compactly: what the checks

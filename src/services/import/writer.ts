@@ -27,6 +27,7 @@ import {
   type SubmissionsTable,
 } from '../../db/tables.js'
 import { newId } from '../../ids.js'
+import type { JsonObject } from '../../json.js'
 import { type FormDraft, readForm } from '../../resources/form.js'
 import { type PageDraft, readPage } from '../../resources/page.js'
 import { type RedirectDraft, readRedirect } from '../../resources/redirect.js'
@@ -40,7 +41,6 @@ import {
 } from '../notifications/outbox.js'
 import { BATCH_SIZE, BULK_SUBMISSIONS, chunks, KEPT_BATCH_SIZE } from './batches.js'
 import { fileChangedError, ImportError } from './errors.js'
-import type { JsonObject } from './json.js'
 import { type KindCounts, zeroCounts } from './kinds.js'
 import type { ImportPlan } from './plan.js'
 import { RecordIndex } from './record-index.js'

@@ -7,9 +7,9 @@ import {
   redirectEachTo,
 } from '../../db/repositories/redirects.js'
 import type { Database } from '../../db/tables.js'
+import { grown } from '../../string-table.js'
 import { now } from '../../time.js'
 import { type Actor, recordAudit } from '../audit.js'
-import { grown } from '../import/string-table.js'
 import { ROWS_PER_TURN, WRITE_BATCH } from './pacing.js'
 import { flatteningYielding, type RedirectFlattening, RedirectGraph, resolveYielding } from './rules.js'
 import { bulkCommit, optimistic } from './transactions.js'

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { StringTable } from '../import/string-table.js'
+import { StringTable } from '../../string-table.js'
 import { createRedirectMatcher, type RedirectRule } from './matcher.js'
 import {
   describeLoop,

@@ -1,6 +1,6 @@
 import { FIELD_LIMITS } from '../../limits.js'
 import type { RedirectType } from '../../schemas.js'
-import { grown, StringTable } from '../import/string-table.js'
+import { grown, StringTable } from '../../string-table.js'
 /**
  * The redirect rules (docs/redirects.md) as pure functions over plain `{ fromPath, toPath }` pairs, so that
  * the importer, the dashboard and the CLI all judge redirects the same way, without I/O.
