@@ -45,6 +45,9 @@ const SQLITE_ONLY_TESTS = [
   'test/docs/reference-browser.test.ts',
   'test/first-hour/demo-and-cli.test.ts',
   'test/first-hour/install.test.ts',
+  'test/redirects/matcher.test.ts',
+  'test/redirects/platforms.test.ts',
+  'test/redirects/web-servers.test.ts',
 ]
 const POSTGRES_ONLY_TESTS = ['test/api/rate-limit-batches.test.ts', 'test/import/bulk-statistics.test.ts']
 // The dashboard in Chromium: its HTTP tests already run on both databases, the browser once.
