@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../../src/db/tables.js'
 import type { Role } from '../../src/services/roles.js'
 import { buildUser } from '../factories.js'
-import { DashboardClient, PASSWORD } from './support.js'
+import { PASSWORD, signedInAs } from './support.js'
 
 /**
  * A stored hash of `password` at a low scrypt cost (N=2^10), in the product's self-describing
@@ -36,10 +36,5 @@ export async function signedInLowCost(
   db: Kysely<Database>,
   role: Role = 'global_admin',
 ) {
-  const user = await buildSignInUser(db, { role })
-  const client = new DashboardClient(app)
-  const res = await client.signIn(user.email)
-  if (res.statusCode !== 303) throw new Error(`sign-in failed with ${res.statusCode}: ${res.body}`)
-  await client.get('/admin')
-  return { client, user }
+  return signedInAs(app, await buildSignInUser(db, { role }))
 }

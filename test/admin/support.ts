@@ -165,7 +165,11 @@ export async function signedInClient(
   db: Kysely<Database>,
   role: Role = 'global_admin',
 ) {
-  const user = await buildDashboardUser(db, { role })
+  return signedInAs(app, await buildDashboardUser(db, { role }))
+}
+
+/** Signs a new client in as `user` (whose password is `PASSWORD`); fails the test if that does not work. */
+export async function signedInAs<User extends { email: string }>(app: FastifyInstance, user: User) {
   const client = new DashboardClient(app)
   const res = await client.signIn(user.email)
   if (res.statusCode !== 303) throw new Error(`sign-in failed with ${res.statusCode}: ${res.body}`)
