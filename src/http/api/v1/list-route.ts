@@ -179,17 +179,14 @@ export function listRoute<Item extends TSchema, View extends ListView, Extra = u
         .type('application/json; charset=utf-8')
         .header('ETag', tag)
         .header('Cache-Control', 'private, no-cache')
-      let body: string | Buffer | undefined = kept?.body
-      if (body === undefined) {
-        let text: string
-        if (definition.listJson) {
-          text = listBodyFromJson(await definition.listJson(query, params, view, extra), query)
-        } else {
+      const body =
+        kept?.body ??
+        (await cache.body(cacheKey, version, tag, async () => {
+          if (definition.listJson)
+            return listBodyFromJson(await definition.listJson(query, params, view, extra), query)
           const page = await definition.list(query, params, view, extra)
-          text = reply.serialize({ data: page.items, meta: listMeta(page.total, query) }) as string
-        }
-        body = cache.offer(cacheKey, version, text, tag)
-      }
+          return reply.serialize({ data: page.items, meta: listMeta(page.total, query) }) as string
+        }))
       // A 304 has no body, so nothing for a Content-Type to describe (RFC 9110 §15.4.5).
       if (matchesEntityTag(request.headers['if-none-match'], tag))
         return reply.code(304).removeHeader('content-type').send()

@@ -33,6 +33,8 @@ const RECENT_MISSES = 128
 export class ResponseCache {
   private readonly entries: LRUCache<string, Entry>
   private readonly recentMisses = new LRUCache<string, true>({ max: RECENT_MISSES })
+  /** The body being built for each key, and the version it is built at. */
+  private readonly building = new Map<string, { version: number; body: Promise<string | Buffer> }>()
 
   // 8 MiB holds about 150 full pages of 100 submissions, or thousands of smaller pages: more than a
   // list's hot pages, and little enough that the cache does not dominate the server's memory.
@@ -56,6 +58,31 @@ export class ResponseCache {
       return undefined
     }
     return entry
+  }
+
+  /**
+   * The body of `key` at `version` for a request that missed it: the one being built for the same key
+   * and version, else a new one from `build`, offered to the cache. After a write, the requests for a hot
+   * page that arrive together all miss at once; without this each would build the same page again.
+   * Joining a build of the same version is as fresh as reading the entry it will leave: either was
+   * built after its own request read that version.
+   */
+  async body(
+    key: string,
+    version: number,
+    tag: string,
+    build: () => Promise<string>,
+  ): Promise<string | Buffer> {
+    const running = this.building.get(key)
+    if (running !== undefined && running.version === version) return running.body
+    const body = build().then((text) => this.offer(key, version, text, tag))
+    const entry = { version, body }
+    this.building.set(key, entry)
+    const done = () => {
+      if (this.building.get(key) === entry) this.building.delete(key)
+    }
+    body.then(done, done)
+    return body
   }
 
   /**
