@@ -33,7 +33,7 @@ export interface RunningServer {
  */
 export async function startServer(
   config: Config,
-  database: DatabaseHandle = openDatabase(config.DATABASE_URL),
+  database: DatabaseHandle = openDatabase(config.DATABASE_URL, { backgroundCheckpoints: true }),
 ) {
   await migrateToLatest(database)
   // The limiter logs through the app's logger, which exists only once the app is built.

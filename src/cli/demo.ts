@@ -38,7 +38,7 @@ export async function runDemo(io: CliIo, options: { port?: string; host?: string
   if (!explicit) {
     for (const suffix of ['', '-wal', '-shm']) rmSync(`${DEMO_DATABASE_FILE}${suffix}`, { force: true })
   }
-  const database = openDatabase(config.DATABASE_URL)
+  const database = openDatabase(config.DATABASE_URL, { backgroundCheckpoints: true })
   await migrateToLatest(database)
   const services = createServices(database)
   if ((await services.users.listUsers()).length > 0) {

@@ -1,9 +1,7 @@
-import { createRequire } from 'node:module'
-import { Worker } from 'node:worker_threads'
 import { type Kysely, sql } from 'kysely'
 import { dialectOf } from './database.js'
 import { withSqliteBulkContentWrites, withSqliteSubmissionsIndexRebuilt } from './dialects/sqlite.js'
-import { sqliteDriverName } from './dialects/sqlite-driver.js'
+import { checkpointInWorker } from './dialects/sqlite-checkpoints.js'
 
 /**
  * SQLite page cache (KiB) while a bulk write runs inside a serving process. Pages beyond it are
@@ -112,10 +110,11 @@ export async function refreshStatistics<DB>(db: Kysely<DB>, tables: readonly str
   for (const table of tables) await sql`vacuum (analyze) ${sql.table(table)}`.execute(executor)
 }
 
-/** Bulk writes under way per SQLite database: automatic checkpoints stay off until the last ends. */
-const deferring = new WeakMap<object, number>()
-/** SQLite's default: a commit checkpoints once the WAL holds this many pages. */
-const AUTOCHECKPOINT_PAGES = 1000
+/**
+ * Bulk writes under way per SQLite database, and the automatic checkpoint they held back: it stays
+ * off until the last ends, then comes back as it was.
+ */
+const deferring = new WeakMap<object, { writes: number; pages: Promise<number> }>()
 
 /**
  * Runs `work` (which commits a bulk write) on `db` with SQLite's automatic WAL checkpoint held back,
@@ -134,55 +133,32 @@ export async function withCheckpointInWorker<DB, T>(db: Kysely<DB>, work: () => 
   const file = rows[0]?.file ?? ''
   // An in-memory database has no WAL to checkpoint.
   if (file === '') return work()
-  deferring.set(db, (deferring.get(db) ?? 0) + 1)
+  let held = deferring.get(db)
+  if (held === undefined) {
+    // Noted before any await, so that a bulk write starting meanwhile shares it.
+    held = {
+      writes: 0,
+      pages: sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`
+        .execute(executor)
+        .then(({ rows: setting }) => Number(setting[0]?.wal_autocheckpoint ?? 1000))
+        .catch((error: unknown) => {
+          deferring.delete(db)
+          throw error
+        }),
+    }
+    deferring.set(db, held)
+  }
+  const pages = await held.pages
+  held.writes += 1
   await sql`pragma wal_autocheckpoint = 0`.execute(executor)
   try {
     return await work()
   } finally {
-    const left = (deferring.get(db) ?? 1) - 1
-    if (left > 0) deferring.set(db, left)
-    else {
+    held.writes -= 1
+    if (held.writes === 0) {
       deferring.delete(db)
-      await sql`pragma wal_autocheckpoint = ${sql.raw(String(AUTOCHECKPOINT_PAGES))}`.execute(executor)
+      await sql`pragma wal_autocheckpoint = ${sql.raw(String(pages))}`.execute(executor)
       await checkpointInWorker(file)
     }
   }
-}
-
-const require = createRequire(import.meta.url)
-
-/** A PASSIVE checkpoint of the SQLite file `file`, from a worker thread; resolves when it is done. */
-async function checkpointInWorker(file: string): Promise<void> {
-  // The worker opens its own connection with the driver this process uses (see `sqlite-driver.ts`).
-  const driver = sqliteDriverName()
-  const worker = new Worker(
-    `const { parentPort, workerData } = require('node:worker_threads')
-const { file, driver, module } = workerData
-// This thread only checkpoints: node:sqlite's "experimental" warning would only alarm a user.
-process.emitWarning = () => {}
-const db = driver === 'node:sqlite'
-  ? new (require('node:sqlite').DatabaseSync)(file)
-  : new (require(module))(file, { fileMustExist: true })
-try {
-  db.exec('pragma busy_timeout = 5000')
-  db.exec('pragma wal_checkpoint(PASSIVE)')
-} finally {
-  db.close()
-}
-parentPort.postMessage('done')`,
-    {
-      eval: true,
-      workerData: {
-        file,
-        driver,
-        module: driver === 'better-sqlite3' ? require.resolve('better-sqlite3') : undefined,
-      },
-    },
-  )
-  // A failed checkpoint loses nothing: the next commit's automatic checkpoint copies the pages.
-  await new Promise<void>((resolve) => {
-    worker.once('message', () => resolve())
-    worker.once('error', () => resolve())
-    worker.once('exit', () => resolve())
-  })
 }

@@ -25,6 +25,11 @@ export interface OpenOptions {
    * taken for an empty database.
    */
   create?: boolean
+  /**
+   * SQLite: checkpoint the WAL from a worker thread rather than inside commits (see
+   * `dialects/sqlite-checkpoints.ts`), for a process whose event loop serves requests.
+   */
+  backgroundCheckpoints?: boolean
 }
 
 /**
@@ -34,7 +39,10 @@ export interface OpenOptions {
 export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHandle {
   const statementTimeoutMs = options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS
   const handle = url.startsWith('sqlite:')
-    ? openSqlite(url.slice('sqlite:'.length), { create: options.create ?? true })
+    ? openSqlite(url.slice('sqlite:'.length), {
+        create: options.create ?? true,
+        backgroundCheckpoints: options.backgroundCheckpoints ?? false,
+      })
     : url.startsWith('postgres://') || url.startsWith('postgresql://')
       ? openPostgres(url, redactUrl(url), statementTimeoutMs)
       : undefined

@@ -14,6 +14,12 @@ import { type DriverErrorCodes, TranslatingDialect, translateDatabaseError } fro
 import type { DatabaseHandle } from '../handle.js'
 import { bindValues, type PreparedQuery } from '../prepared.js'
 import type { Database } from '../tables.js'
+import {
+  BACKSTOP_AUTOCHECKPOINT_PAGES,
+  type BackgroundCheckpoints,
+  DEFAULT_AUTOCHECKPOINT_PAGES,
+  startBackgroundCheckpoints,
+} from './sqlite-checkpoints.js'
 import { openSqliteConnection, type SqliteConnection } from './sqlite-driver.js'
 
 export const SQLITE_ERROR_CODES: DriverErrorCodes = {
@@ -33,7 +39,13 @@ export const PAGE_SIZE = 8_192
  * Opens the SQLite file `file`, or `:memory:`, creating it and its directory if needed unless
  * `create` is false.
  */
-export function openSqlite(file: string, { create = true }: { create?: boolean } = {}): DatabaseHandle {
+export function openSqlite(
+  file: string,
+  {
+    create = true,
+    backgroundCheckpoints = false,
+  }: { create?: boolean; backgroundCheckpoints?: boolean } = {},
+): DatabaseHandle {
   if (file === '')
     throw new ValidationError('DATABASE_URL sqlite: needs a file name, e.g. sqlite:./data/lectern.db')
   const path = file === ':memory:' ? file : resolve(file)
@@ -52,6 +64,15 @@ export function openSqlite(file: string, { create = true }: { create?: boolean }
   sqlite.exec('pragma busy_timeout = 5000')
   sqlite.exec('pragma foreign_keys = ON')
   sqlite.exec('pragma synchronous = NORMAL')
+  let checkpoints: BackgroundCheckpoints | undefined
+  if (backgroundCheckpoints && path !== ':memory:') {
+    // A serving process checkpoints from a worker thread (see `sqlite-checkpoints.ts`); its own
+    // commits checkpoint only past a backstop, or as before if the worker cannot run.
+    sqlite.exec(`pragma wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`)
+    checkpoints = startBackgroundCheckpoints(path, () => {
+      sqlite.exec(`pragma wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`)
+    })
+  }
   const db = new Kysely<Database>({
     dialect: new TranslatingDialect(
       new SqliteDialect({ database: keepingWriteStatements(sqlite) }),
@@ -82,7 +103,10 @@ export function openSqlite(file: string, { create = true }: { create?: boolean }
     ping: async () => {
       await sql`select 1`.execute(db)
     },
-    close: () => db.destroy(),
+    close: async () => {
+      await checkpoints?.stop()
+      await db.destroy()
+    },
   }
 }
 

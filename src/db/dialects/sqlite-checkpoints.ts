@@ -1,0 +1,115 @@
+import { createRequire } from 'node:module'
+import { Worker } from 'node:worker_threads'
+import { sqliteDriverName } from './sqlite-driver.js'
+
+/**
+ * WAL checkpoints off the event loop. A checkpoint copies the pages the WAL holds back into the
+ * database file and syncs both files to disk: tens of milliseconds on a shared disk, during which
+ * the connection that runs it stops. SQLite runs it inside whichever commit passes a thousand pages
+ * of WAL, so a serving process's event loop would stop once in every hundred or so posts. A worker
+ * thread with its own connection runs it instead, beside readers and writers (WAL allows that).
+ */
+
+const require = createRequire(import.meta.url)
+
+/**
+ * How often the background checkpointer copies the WAL back. A second of writes is a few megabytes
+ * of WAL at most; a checkpoint that finds nothing new to copy neither writes nor syncs.
+ */
+export const BACKGROUND_CHECKPOINT_MS = 1_000
+
+/**
+ * The serving connection's own automatic checkpoint while the background one runs: only a backstop,
+ * for a WAL the worker cannot keep up with (80 MB of 8 KiB pages).
+ */
+export const BACKSTOP_AUTOCHECKPOINT_PAGES = 10_000
+
+/** SQLite's default: a commit checkpoints once the WAL holds this many pages. */
+export const DEFAULT_AUTOCHECKPOINT_PAGES = 1_000
+
+/**
+ * The worker's code: it opens `file` with the driver this process uses (see `sqlite-driver.ts`)
+ * and runs a PASSIVE checkpoint (which never waits for readers or writers) once, or every
+ * `intervalMs` until told to stop.
+ */
+const WORKER_SOURCE = `const { parentPort, workerData } = require('node:worker_threads')
+const { file, driver, module, intervalMs } = workerData
+// This thread only checkpoints: node:sqlite's "experimental" warning would only alarm a user.
+process.emitWarning = () => {}
+const db = driver === 'node:sqlite'
+  ? new (require('node:sqlite').DatabaseSync)(file)
+  : new (require(module))(file, { fileMustExist: true })
+db.exec('pragma busy_timeout = 5000')
+const checkpoint = () => db.exec('pragma wal_checkpoint(PASSIVE)')
+if (intervalMs === null) {
+  try { checkpoint() } finally { db.close() }
+  parentPort.postMessage('done')
+} else {
+  const timer = setInterval(checkpoint, intervalMs)
+  parentPort.on('message', () => {
+    clearInterval(timer)
+    checkpoint()
+    db.close()
+    parentPort.close()
+  })
+}`
+
+function startWorker(file: string, intervalMs: number | null): Worker {
+  const driver = sqliteDriverName()
+  return new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: {
+      file,
+      driver,
+      module: driver === 'better-sqlite3' ? require.resolve('better-sqlite3') : undefined,
+      intervalMs,
+    },
+  })
+}
+
+/** A PASSIVE checkpoint of the SQLite file `file`, from a worker thread; resolves when it is done. */
+export async function checkpointInWorker(file: string): Promise<void> {
+  const worker = startWorker(file, null)
+  // A failed checkpoint loses nothing: the next commit's automatic checkpoint copies the pages.
+  await new Promise<void>((resolve) => {
+    worker.once('message', () => resolve())
+    worker.once('error', () => resolve())
+    worker.once('exit', () => resolve())
+  })
+}
+
+/** A checkpointer running in the background; `stop` ends it after a last checkpoint. */
+export interface BackgroundCheckpoints {
+  stop(): Promise<void>
+}
+
+/**
+ * Checkpoints `file` from a worker thread every `intervalMs`. `onFailure` runs if the worker
+ * cannot run (its driver will not open the file, say): the caller then turns the connection's own
+ * automatic checkpoint back on, so the WAL never grows unchecked.
+ */
+export function startBackgroundCheckpoints(
+  file: string,
+  onFailure: (error: unknown) => void,
+  intervalMs = BACKGROUND_CHECKPOINT_MS,
+): BackgroundCheckpoints {
+  const worker = startWorker(file, intervalMs)
+  let stopping = false
+  // It never keeps a process alive that has nothing else to do.
+  worker.unref()
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
+  worker.once('error', (error) => {
+    if (!stopping) onFailure(error)
+  })
+  worker.once('exit', (code) => {
+    if (!stopping) onFailure(new Error(`the checkpoint worker exited with code ${code}`))
+  })
+  return {
+    async stop() {
+      if (stopping) return exited
+      stopping = true
+      worker.postMessage('stop')
+      await exited
+    },
+  }
+}

@@ -1,0 +1,95 @@
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { sql } from 'kysely'
+import { afterAll, describe, expect, it } from 'vitest'
+import { openDatabase } from '../../src/db/database.js'
+import { BACKSTOP_AUTOCHECKPOINT_PAGES } from '../../src/db/dialects/sqlite-checkpoints.js'
+import { openSqliteConnection } from '../../src/db/dialects/sqlite-driver.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { buildForm, buildSubmission } from '../factories.js'
+import { TEST_DIALECT } from '../harness.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'lectern-checkpoints-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+/**
+ * How many submissions the database file `file` holds by itself, without its WAL: what checkpoints
+ * have copied back into it (-1 while not even its tables are). Read from a copy, so the live
+ * file's WAL is left alone.
+ */
+function submissionsInFile(file: string): number {
+  const copy = join(dir, `copy-${Math.random().toString(36).slice(2)}.db`)
+  copyFileSync(file, copy)
+  const sqlite = openSqliteConnection(copy)
+  try {
+    const [table] = sqlite.prepare("select 1 from sqlite_master where name = 'submissions'").all([])
+    if (table === undefined) return -1
+    const [row] = sqlite.prepare('select count(*) as count from submissions').all([]) as { count: number }[]
+    return Number(row?.count)
+  } finally {
+    sqlite.close()
+  }
+}
+
+/** Polls `read` until it returns `expected` or `ms` pass; returns the last value read. */
+async function eventually<T>(read: () => T, expected: T, ms: number): Promise<T> {
+  const until = Date.now() + ms
+  let value = read()
+  while (value !== expected && Date.now() < until) {
+    await sleep(100)
+    value = read()
+  }
+  return value
+}
+
+// A property of SQLite files alone: run once, in the SQLite pass of the suite.
+describe.runIf(TEST_DIALECT === 'sqlite')('background checkpoints', () => {
+  it("copies a serving connection's commits into the database file from a worker, not in the commits", async () => {
+    const file = join(dir, 'serving.db')
+    const database = openDatabase(`sqlite:${file}`, { backgroundCheckpoints: true })
+    try {
+      await migrateToLatest(database)
+      const { rows } = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(
+        database.db,
+      )
+      expect(Number(rows[0]?.wal_autocheckpoint)).toBe(BACKSTOP_AUTOCHECKPOINT_PAGES)
+      const form = await buildForm(database.db)
+      for (let i = 0; i < 20; i++) await buildSubmission(database.db, { formId: form.id })
+      // Far below the backstop, no commit checkpointed: only the worker can bring the rows across.
+      expect(await eventually(() => submissionsInFile(file), 20, 5_000)).toBe(20)
+    } finally {
+      await database.close()
+    }
+  })
+
+  it('stops when the database closes: later commits stay in the WAL', async () => {
+    const file = join(dir, 'closed.db')
+    const database = openDatabase(`sqlite:${file}`, { backgroundCheckpoints: true })
+    await migrateToLatest(database)
+    const form = await buildForm(database.db)
+    await database.close()
+    const plain = openDatabase(`sqlite:${file}`)
+    try {
+      // The plain connection's own checkpoints wait for a thousand pages, which one row never fills.
+      await buildSubmission(plain.db, { formId: form.id })
+      await sleep(2_500)
+      expect(submissionsInFile(file)).toBe(0)
+    } finally {
+      await plain.close()
+    }
+  })
+
+  it('is not started for an in-memory database, which has no WAL', async () => {
+    const database = openDatabase('sqlite::memory:', { backgroundCheckpoints: true })
+    try {
+      const { rows } = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(
+        database.db,
+      )
+      expect(Number(rows[0]?.wal_autocheckpoint)).toBe(1000)
+    } finally {
+      await database.close()
+    }
+  })
+})
