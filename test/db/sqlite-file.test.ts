@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -62,5 +62,20 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the SQLite file', () => {
     expect(page.total).toBe(30)
     expect(page.items).toHaveLength(10)
     expect(fileFormat(file)).toEqual({ pageSize: 4096, journalMode: 'wal' })
+  })
+
+  it('is closed by close() even when only prepared statements ran on it', async () => {
+    const file = join(dir, 'prepared-only.db')
+    const setup = openDatabase(`sqlite:${file}`)
+    await migrateToLatest(setup)
+    await setup.close()
+
+    const handle = openDatabase(`sqlite:${file}`)
+    const readForms = handle.prepare(handle.db.selectFrom('forms').select('id'))
+    expect(await readForms()).toEqual([])
+    expect(existsSync(`${file}-wal`)).toBe(true)
+    await handle.close()
+    // SQLite removes the WAL and its index when the last connection to the file closes.
+    expect([existsSync(`${file}-wal`), existsSync(`${file}-shm`)]).toEqual([false, false])
   })
 })

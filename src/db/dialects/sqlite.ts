@@ -73,11 +73,9 @@ export function openSqlite(
       sqlite.exec(`pragma wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`)
     })
   }
+  const connection = keepingWriteStatements(sqlite)
   const db = new Kysely<Database>({
-    dialect: new TranslatingDialect(
-      new SqliteDialect({ database: keepingWriteStatements(sqlite) }),
-      SQLITE_ERROR_CODES,
-    ),
+    dialect: new TranslatingDialect(new SqliteDialect({ database: connection }), SQLITE_ERROR_CODES),
   })
   return {
     db,
@@ -106,6 +104,9 @@ export function openSqlite(
     close: async () => {
       await checkpoints?.stop()
       await db.destroy()
+      // Kysely closes only a connection it has used: one that ran prepared statements alone is
+      // closed here.
+      connection.close()
     },
   }
 }
@@ -120,8 +121,9 @@ const KEPT_WRITE_STATEMENTS = 64
  * SQL texts over and over. Only statements that return no rows are kept: Kysely runs those to
  * completion at once, whereas a reader may be iterated while the same text is asked for again.
  */
-function keepingWriteStatements(sqlite: SqliteConnection): SqliteDatabase {
+function keepingWriteStatements(sqlite: SqliteConnection): SqliteDatabase & { readonly closed: boolean } {
   const writes = new LRUCache<string, SqliteStatement>({ max: KEPT_WRITE_STATEMENTS })
+  let closed = false
   return {
     prepare(text: string) {
       const kept = writes.get(text)
@@ -131,8 +133,13 @@ function keepingWriteStatements(sqlite: SqliteConnection): SqliteDatabase {
       return statement
     },
     close: () => {
+      if (closed) return
+      closed = true
       writes.clear()
       sqlite.close()
+    },
+    get closed() {
+      return closed
     },
   }
 }
