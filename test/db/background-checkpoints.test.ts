@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,6 +13,8 @@ import { buildForm, buildSubmission } from '../factories.js'
 import { TEST_DIALECT } from '../harness.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'lectern-checkpoints-'))
+const DATABASE_MODULE = new URL('../../dist/db/database.js', import.meta.url).href
+const MIGRATE_MODULE = new URL('../../dist/db/migrate.js', import.meta.url).href
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 /**
@@ -79,6 +82,36 @@ describe.runIf(TEST_DIALECT === 'sqlite')('background checkpoints', () => {
     } finally {
       await plain.close()
     }
+  })
+
+  it('holds the process until its last checkpoint when closed, though idle it holds nothing', async () => {
+    const file = join(dir, 'alone.db')
+    // A process with nothing else to wait for: `close()` must still resolve, not leave it to exit
+    // under a pending await. The built module is what `lectern serve` runs.
+    const script = `
+      const { openDatabase } = await import(${JSON.stringify(DATABASE_MODULE)})
+      const { migrateToLatest } = await import(${JSON.stringify(MIGRATE_MODULE)})
+      const database = openDatabase(${JSON.stringify(`sqlite:${file}`)}, { backgroundCheckpoints: true })
+      await migrateToLatest(database)
+      await database.close()
+      console.log('closed')`
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })
+    expect({ code: result.status, stdout: result.stdout.trim() }).toEqual({ code: 0, stdout: 'closed' })
+    expect(submissionsInFile(file)).toBe(0)
+
+    // Left open, the thread alone does not keep a process alive that has nothing else to do.
+    const left = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { openDatabase } = await import(${JSON.stringify(DATABASE_MODULE)})
+        openDatabase(${JSON.stringify(`sqlite:${file}`)}, { backgroundCheckpoints: true })
+        console.log('left open')`,
+      ],
+      { encoding: 'utf8', timeout: 15_000 },
+    )
+    expect({ code: left.status, stdout: left.stdout.trim() }).toEqual({ code: 0, stdout: 'left open' })
   })
 
   it('is not started for an in-memory database, which has no WAL', async () => {

@@ -58,6 +58,8 @@ function startWorker(file: string, intervalMs: number | null): Worker {
   const driver = sqliteDriverName()
   return new Worker(WORKER_SOURCE, {
     eval: true,
+    // Not the process's own flags: `--input-type=module` would make this CommonJS source a module.
+    execArgv: [],
     workerData: {
       file,
       driver,
@@ -108,6 +110,8 @@ export function startBackgroundCheckpoints(
     async stop() {
       if (stopping) return exited
       stopping = true
+      // Held now, so that the process waits for the last checkpoint instead of exiting under it.
+      worker.ref()
       worker.postMessage('stop')
       await exited
     },
