@@ -1,12 +1,13 @@
 // Measures what WAL checkpoints do to the commits of a serving connection: submissions inserted one
-// at a time, in their own commit each, about as a server takes lone form posts, on a copy of an
+// at a time, in their own commit each, at a steady rate, as a server takes lone form posts, on a copy of an
 // imported dataset; once with SQLite's own automatic checkpoints (inside every commit that passes a
 // thousand pages of WAL) and once with Lectern's checkpoint thread (`backgroundCheckpoints`), in
 // turn. Reports each commit's wall time (mean, p50, p99, the longest), the process's CPU per insert
 // (the thread's included) and how large the WAL file ended. Run it after `npm run build`:
 //   node bench/sqlite-checkpoints.mjs bench/data/lectern-100k
 // The directory is one `npm run bench` made (its lectern.db and dataset.json). BENCH_INSERTS sets the
-// inserts per measurement (default 3000), BENCH_ROUNDS how many times each mode runs (default 2).
+// inserts per measurement (default 3000), BENCH_RATE how many a second (default 200), BENCH_ROUNDS
+// how many times each mode runs (default 2).
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,6 +20,7 @@ if (!dir) {
 }
 const inserts = Number(process.env.BENCH_INSERTS ?? 3000)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2)
+const rate = Number(process.env.BENCH_RATE ?? 200)
 const dist = new URL('../dist/', import.meta.url)
 const { openDatabase } = await import(new URL('db/database.js', dist).href)
 const { param } = await import(new URL('db/prepared.js', dist).href)
@@ -57,13 +59,15 @@ async function measure(backgroundCheckpoints) {
   )
   const times = []
   const started = process.cpuUsage()
+  const start = performance.now()
   for (let i = 0; i < inserts; i++) {
+    // Each insert at its own moment of a steady schedule; a late one goes at once.
+    const due = start + (i * 1000) / rate - performance.now()
+    if (due > 0) await sleep(due)
     const at = new Date(Date.UTC(2030, 0, 1) + i).toISOString()
     const before = performance.now()
     await insert({ id: `submission_bench${String(i).padStart(12, '0')}`, at })
     times.push(performance.now() - before)
-    // A pause every few inserts, so the thread (and the disk) gets the gaps a server's would.
-    if (i % 4 === 3) await sleep(1)
   }
   const cpu = process.cpuUsage(started)
   const walBytes = statSync(`${file}-wal`).size
@@ -89,8 +93,12 @@ try {
   rmSync(scratch, { recursive: true, force: true })
 }
 const fixed = (value, digits) => value.toFixed(digits)
-console.log(`${inserts} lone inserts per measurement into the ${dataset.bigFormSubmissions}-row form; Node ${process.version}`)
-console.log('| Round | Checkpoints | mean ms | p50 ms | p99 ms | longest ms | CPU µs per insert | WAL at the end MB |')
+console.log(
+  `${inserts} lone inserts per measurement, ${rate} a second, into the ${dataset.bigFormSubmissions}-row form; Node ${process.version}`,
+)
+console.log(
+  '| Round | Checkpoints | mean ms | p50 ms | p99 ms | longest ms | CPU µs per insert | WAL at the end MB |',
+)
 console.log('|---|---|--:|--:|--:|--:|--:|--:|')
 for (const r of rows)
   console.log(
