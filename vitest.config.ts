@@ -26,6 +26,7 @@ const UNIT_TESTS = [
   'src/db/group-commit.test.ts',
   'src/http/params.test.ts',
   'src/ratelimit/memory.test.ts',
+  'src/ratelimit/intake.test.ts',
   'src/services/key-format.test.ts',
   'src/services/redirects/rules.test.ts',
   'test/db/migrations-frozen.test.ts',
