@@ -45,7 +45,9 @@ if (intervalMs === null) {
   try { checkpoint() } finally { db.close() }
   parentPort.postMessage('done')
 } else {
-  const timer = setInterval(checkpoint, intervalMs)
+  // A checkpoint that fails (another process checkpointing, a full disk) is tried again next time;
+  // the pages wait in the WAL meanwhile.
+  const timer = setInterval(() => { try { checkpoint() } catch {} }, intervalMs)
   parentPort.on('message', () => {
     clearInterval(timer)
     checkpoint()
