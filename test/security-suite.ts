@@ -6,7 +6,7 @@ import { buildApiKey, buildUser } from './factories.js'
 import { createTestContext, type TestContext } from './harness.js'
 
 /**
- * The SPEC §1 contract written out by hand, so that a change to the code's own tables (roles,
+ * The API's access contract written out by hand, so that a change to the code's own tables (roles,
  * error phrases) cannot silently change what the tests expect.
  */
 export type SpecPermission = 'forms:read' | 'submissions:read' | 'pages:read' | 'redirects:read'
@@ -110,14 +110,14 @@ export interface SecuredEndpoint {
   path: string
   /** The form the path names, for a submissions path: form-scoped keys are tried on it and on another. */
   formId?: string
-  /** The permission SPEC §1.2 says the endpoint needs. */
+  /** The permission the contract says the endpoint needs. */
   permission: SpecPermission
   /** Creates whatever the path needs to exist (e.g. the form of a submissions path). */
   prepare?: (ctx: TestContext) => Promise<void>
 }
 
 /**
- * The security suite of SPEC §1.4–1.5, run against one endpoint: every way an `Authorization`
+ * The security suite of the authentication and roles contract, run against one endpoint: every way an `Authorization`
  * header can be missing, malformed, unknown, revoked or inactive, and every role's permission.
  */
 export function describeSecuritySuite(endpoint: SecuredEndpoint, style: ErrorStyle = 'code'): void {
@@ -222,7 +222,7 @@ export function describeSecuritySuite(endpoint: SecuredEndpoint, style: ErrorSty
     })
 
     it.each(Object.keys(SPEC_ROLE_PERMISSIONS) as SpecRole[])(
-      `answers a key of a %s as SPEC §1.5 says for '${permission}'`,
+      `answers a key of a %s as the roles table says for '${permission}'`,
       async (role) => {
         const key = await buildApiKey(ctx.database.db, { role })
         const res = await request(app, path, key.authorization)

@@ -22,7 +22,7 @@ const fixed = (url: string, fields?: Record<string, string>) => async () => ({ u
 let unique = 0
 const path = () => `/role-check-${++unique}`
 
-/** SPEC §1.5 applied to the dashboard: who may open each page and use each action. */
+/** The roles applied to the dashboard: who may open each page and use each action. */
 const CASES: Case[] = [
   { method: 'GET', route: '/admin', allowed: ALL, prepare: fixed('/admin') },
   { method: 'GET', route: '/admin/forms', allowed: MANAGERS, prepare: fixed('/admin/forms') },

@@ -125,7 +125,7 @@ const queryString = fc
   )
   .map((pairs) => pairs.join('&'))
 
-/** What SPEC §1.3 says a query string must produce: 200 with this page and size, or 400. */
+/** What a query string must produce under the API's paging rules: 200 with this page and size, or 400. */
 function expectedQueryOutcome(raw: string, filter: string | undefined) {
   // A '#' starts the fragment, which is not part of the query.
   const params = new URLSearchParams(raw.split('#')[0])
@@ -191,7 +191,7 @@ describe('property-based tests of the HTTP API', () => {
   })
   afterAll(() => ctx.close())
 
-  it('answers any query string as SPEC §1.3 says: 200 with the asked page, or 400 invalid_parameters', async () => {
+  it('answers any query string as the paging rules say: 200 with the asked page, or 400 invalid_parameters', async () => {
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...ENDPOINTS), queryString, async (endpoint, raw) => {
         const res = await app.inject({
@@ -299,7 +299,7 @@ describe('property-based tests of the HTTP API', () => {
     )
   })
 
-  it('answers any Authorization header as SPEC §1.4 says', async () => {
+  it('answers any Authorization header as the authentication rules say', async () => {
     const token = fc.oneof(
       fc.constant(() => keys.valid),
       fc.constant(() => keys.revoked),

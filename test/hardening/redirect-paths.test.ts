@@ -23,7 +23,7 @@ const REFUSED: [path: string, reason: string][] = [
   ['/50%-off', 'has an invalid percent-encoding'],
 ]
 
-/** Given as typed, stored percent-decoded (SPEC §2.1 rule 1). */
+/** Given as typed, stored percent-decoded (the redirect algorithm's first rule). */
 const DECODED: [given: string, stored: string][] = [
   ['/%C3%BCber', '/über'],
   ['/caf%C3%A9/men%c3%bc', '/café/menü'],

@@ -145,7 +145,7 @@ const targetArbitrary = fc.tuple(
   fc.option(fc.constantFrom('', 'a=1', 'q=a%20b&x=%C3%BC', 'a?b'), { nil: undefined }),
 )
 
-/** The algorithm of SPEC §2.1 written as plainly as possible: walk the chain, one step at a time. */
+/** The redirect algorithm written as plainly as possible: walk the chain, one step at a time. */
 function naiveMatch(rules: RedirectRule[], target: string): RedirectAnswer | null {
   const { path, query } = splitTarget(target)
   if (path === null) return null

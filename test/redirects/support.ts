@@ -25,7 +25,7 @@ export interface RedirectCaseFile {
 
 const CASE_FILE = new URL('../../spec/redirect-cases.json', import.meta.url)
 
-/** `spec/redirect-cases.json`, the one table of cases every implementation of SPEC §2.1 runs. */
+/** `spec/redirect-cases.json`, the one table of cases every implementation of the redirect algorithm runs. */
 export const caseFile: RedirectCaseFile = JSON.parse(readFileSync(CASE_FILE, 'utf8'))
 
 /** The cases a runtime runs: every case not skipped for it. */
