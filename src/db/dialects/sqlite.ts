@@ -121,7 +121,7 @@ const KEPT_WRITE_STATEMENTS = 64
  * SQL texts over and over. Only statements that return no rows are kept: Kysely runs those to
  * completion at once, whereas a reader may be iterated while the same text is asked for again.
  */
-function keepingWriteStatements(sqlite: SqliteConnection): SqliteDatabase & { readonly closed: boolean } {
+function keepingWriteStatements(sqlite: SqliteConnection): SqliteDatabase {
   const writes = new LRUCache<string, SqliteStatement>({ max: KEPT_WRITE_STATEMENTS })
   let closed = false
   return {
@@ -132,14 +132,12 @@ function keepingWriteStatements(sqlite: SqliteConnection): SqliteDatabase & { re
       if (!statement.reader) writes.set(text, statement)
       return statement
     },
+    // Closed once, whether Kysely or the handle's own `close` comes first.
     close: () => {
       if (closed) return
       closed = true
       writes.clear()
       sqlite.close()
-    },
-    get closed() {
-      return closed
     },
   }
 }
