@@ -1018,6 +1018,16 @@ async function intakeRun() {
       post: { body, contentType: 'application/json', addresses: config.intakeClients },
       connections: config.intakeClients,
     },
+    {
+      // Latency at the rate each database is asked to take, sent on a schedule: with clients that post
+      // again the moment they are answered, latency is only the queue they make (100 / posts per second).
+      id: 'intake-posts-paced',
+      title: `Posts to the ${label} form at the target rate (1,000/s on SQLite, 500/s on PostgreSQL), evenly paced over ${config.intakeClients} clients`,
+      path: `/f/${bigFormId}`,
+      post: { body, contentType: 'application/json', addresses: config.intakeClients },
+      connections: config.intakeClients,
+      pacedBy: { sqlite: 1000, postgres: 500 },
+    },
     { id: 'intake-reads-0', title: `Hot list of the ${label} form, no posts`, path: hot, writes: 0 },
     {
       id: `intake-reads-${config.intakeReadRate}`,
@@ -1033,8 +1043,9 @@ async function intakeRun() {
   await withEach(servers, async (running) => {
     for (const scenario of scenarios) {
       for (const [server, url, , key] of servers) {
+        const paced = scenario.pacedBy ? { paced: scenario.pacedBy[server] } : {}
         await attempt(`${server} ${scenario.id}`, async () =>
-          measure(server, label, scenario, await running.get(server).current(), key, url),
+          measure(server, label, { ...scenario, ...paced }, await running.get(server).current(), key, url),
         )
       }
     }

@@ -6,7 +6,8 @@
 // answer arrives; with `overallRate`, each connection sends its share of a second's requests back
 // to back, then waits for the next second). With `paced`, requests are instead sent on a fixed
 // schedule (open loop) over a pool of keep-alive connections whatever the answers do, so a slow
-// answer delays those queued behind it instead of holding back the load (no coordinated omission).
+// answer delays those queued behind it instead of holding back the load (no coordinated omission);
+// paced posts use exactly `connections` connections, the clients they stand for.
 //
 // Latency is recorded here from each response's own timing in microseconds; autocannon's summary
 // rounds latencies to whole milliseconds, too coarse for sub-millisecond answers.
@@ -67,20 +68,27 @@ function pathPicker(seedSuffix) {
  * one of `addresses` client addresses in turn (`X-Forwarded-For`, for a server that trusts its
  * proxy), so a per-address limit sees that many clients.
  */
-function postRequests() {
-  const { body, contentType, addresses } = options.post
+function postHeaders() {
+  const { contentType, addresses } = options.post
   let sequence = 0
+  return () => {
+    const n = sequence++ % addresses
+    return {
+      ...options.headers,
+      'content-type': contentType,
+      'x-forwarded-for': `10.${Math.floor(n / 65536) % 256}.${Math.floor(n / 256) % 256}.${(n % 256) + 1}`,
+    }
+  }
+}
+
+function postRequests() {
+  const nextHeaders = postHeaders()
   return [
     {
       method: 'POST',
       setupRequest: (req) => {
-        const n = sequence++ % addresses
-        req.headers = {
-          ...options.headers,
-          'content-type': contentType,
-          'x-forwarded-for': `10.${Math.floor(n / 65536) % 256}.${Math.floor(n / 256) % 256}.${(n % 256) + 1}`,
-        }
-        req.body = body
+        req.headers = nextHeaders()
+        req.body = options.post.body
         return req
       },
     },
@@ -136,7 +144,9 @@ async function runAutocannon(duration, seedSuffix, recorder) {
 
 function runPaced(duration, seedSuffix, recorder) {
   const nextPath = pathPicker(seedSuffix)
-  const agent = new Agent({ keepAlive: true, maxSockets: options.connections * 4 })
+  const nextPostHeaders = options.post ? postHeaders() : null
+  // Posts keep to the clients they stand for: a visitor waits for one answer before posting again.
+  const agent = new Agent({ keepAlive: true, maxSockets: options.connections * (options.post ? 1 : 4) })
   const interval = 1000 / options.paced
   const statusCodes = {}
   let ok = 0
@@ -167,7 +177,13 @@ function runPaced(duration, seedSuffix, recorder) {
       sent++
       inFlight++
       const req = request(
-        { host: '127.0.0.1', port: options.port, path: nextPath(), headers: options.headers, agent },
+        {
+          host: '127.0.0.1',
+          port: options.port,
+          path: nextPath(),
+          ...(options.post ? { method: 'POST', headers: nextPostHeaders() } : { headers: options.headers }),
+          agent,
+        },
         (res) => {
           res.on('data', (chunk) => {
             bytes += chunk.length
@@ -187,7 +203,7 @@ function runPaced(duration, seedSuffix, recorder) {
         errors++
         if (--inFlight === 0 && due >= end) finish()
       })
-      req.end()
+      req.end(options.post?.body)
     }
     // Sends whatever is due, then sleeps until the next request is due; latency counts from the
     // moment a request is handed to the connection pool (a timer firing late is the client's delay).

@@ -54,8 +54,15 @@ function intakeSummary(results) {
     const perPostUs = posts.serverCpuMsPer1k === null ? null : posts.serverCpuMsPer1k
     lines.push(
       `| ≥ ${int(floor)} accepted posts/s | ${DB[server]} | ${int(posts.acceptedPerSec)} posts/s (server CPU ${perPostUs ?? '–'} µs per post, at ${pct(posts.serverCpu)} of a core) | ${verdict(posts.acceptedPerSec >= floor)} |`,
-      `| p99 ≤ 50 ms | ${DB[server]} | p99 ${ms(posts.latencyMs.p99)} ms, p50 ${ms(posts.latencyMs.p50)} ms | ${verdict(posts.latencyMs.p99 <= 50)} |`,
       `| RSS ≤ 150 MB | ${DB[server]} | peak ${mb(posts.peakRssKb)} MB | ${verdict(posts.peakRssKb <= 150 * 1024)} |`,
+    )
+    // p99 is judged at the target rate, sent on a schedule; at saturation it is only the queue that
+    // closed-loop clients build (Little's law: mean = clients / posts per second), shown for reference.
+    const paced = find(server, 'intake-posts-paced')
+    lines.push(
+      paced
+        ? `| p99 ≤ 50 ms at ${int(floor)} posts/s | ${DB[server]} | p99 ${ms(paced.latencyMs.p99)} ms, p50 ${ms(paced.latencyMs.p50)} ms at ${int(paced.acceptedPerSec)} accepted/s (saturated, ${posts.connections} clients back to back: p99 ${ms(posts.latencyMs.p99)} ms) | ${verdict(paced.latencyMs.p99 <= 50 && paced.acceptedPerSec >= floor * 0.98)} |`
+        : `| p99 ≤ 50 ms | ${DB[server]} | saturated only, ${posts.connections} clients back to back: p99 ${ms(posts.latencyMs.p99)} ms, p50 ${ms(posts.latencyMs.p50)} ms | ${verdict(posts.latencyMs.p99 <= 50)} |`,
     )
     const alone = find(server, 'intake-reads-0')
     const busy = results.runs.find(
