@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process'
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../../src/db/database.js'
+import { PAGE_SIZE } from '../../src/db/dialects/sqlite.js'
 import { BACKSTOP_AUTOCHECKPOINT_PAGES } from '../../src/db/dialects/sqlite-checkpoints.js'
 import { openSqliteConnection } from '../../src/db/dialects/sqlite-driver.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
@@ -62,6 +63,25 @@ describe.runIf(TEST_DIALECT === 'sqlite')('background checkpoints', () => {
       for (let i = 0; i < 20; i++) await buildSubmission(database.db, { formId: form.id })
       // Far below the backstop, no commit checkpointed: only the worker can bring the rows across.
       expect(await eventually(() => submissionsInFile(file), 20, 5_000)).toBe(20)
+    } finally {
+      await database.close()
+    }
+  })
+
+  it('starts the WAL over under a steady stream of commits, instead of letting it grow to the backstop', async () => {
+    const file = join(dir, 'steady.db')
+    const database = openDatabase(`sqlite:${file}`, { backgroundCheckpoints: true })
+    try {
+      await migrateToLatest(database)
+      const form = await buildForm(database.db)
+      // 2,000 lone commits over about four seconds, some 14,000 pages of WAL in all: more than the
+      // backstop, which a WAL that never starts over reaches (its file keeps that size).
+      for (let burst = 0; burst < 400; burst++) {
+        for (let i = 0; i < 5; i++) await buildSubmission(database.db, { formId: form.id })
+        await sleep(10)
+      }
+      const walPages = statSync(`${file}-wal`).size / PAGE_SIZE
+      expect(walPages).toBeLessThan(BACKSTOP_AUTOCHECKPOINT_PAGES / 2)
     } finally {
       await database.close()
     }

@@ -13,16 +13,30 @@ import { sqliteDriverName } from './sqlite-driver.js'
 const require = createRequire(import.meta.url)
 
 /**
- * How often the background checkpointer copies the WAL back. A second of writes is a few megabytes
- * of WAL at most; a checkpoint that finds nothing new to copy neither writes nor syncs.
+ * How often the background checkpointer copies the WAL back. A lone post writes about ten 8 KiB
+ * pages of WAL, so a quarter of a second at a thousand posts a second is 20 MB, well short of the
+ * backstop below; a checkpoint that finds nothing new to copy neither writes nor syncs.
  */
-export const BACKGROUND_CHECKPOINT_MS = 1_000
+export const BACKGROUND_CHECKPOINT_MS = 250
 
 /**
  * The serving connection's own automatic checkpoint while the background one runs: only a backstop,
  * for a WAL the worker cannot keep up with (80 MB of 8 KiB pages).
  */
 export const BACKSTOP_AUTOCHECKPOINT_PAGES = 10_000
+
+/**
+ * How long the worker's RESTART checkpoint waits for the writer in progress and for readers still on
+ * the WAL; a writer that starts meanwhile waits for it. Short, so a long read (an export) costs a
+ * restart skipped until the next tick, never a stalled writer.
+ */
+export const RESTART_WAIT_MS = 20
+
+/**
+ * A WAL shorter than this is left to start over by itself (it does whenever a checkpoint finds no
+ * commit since the last); past it, the worker makes it start over (SQLite's own default size).
+ */
+export const RESTART_ABOVE_PAGES = 1_000
 
 /** SQLite's default: a commit checkpoints once the WAL holds this many pages. */
 export const DEFAULT_AUTOCHECKPOINT_PAGES = 1_000
@@ -39,15 +53,26 @@ process.emitWarning = () => {}
 const db = driver === 'node:sqlite'
   ? new (require('node:sqlite').DatabaseSync)(file)
   : new (require(module))(file, { fileMustExist: true })
-db.exec('pragma busy_timeout = 5000')
-const checkpoint = () => db.exec('pragma wal_checkpoint(PASSIVE)')
+// Waits this long at most for a writer or a reader to finish; then the checkpoint does what it can.
+db.exec('pragma busy_timeout = ${RESTART_WAIT_MS}')
+const passive = db.prepare('pragma wal_checkpoint(PASSIVE)')
+const restart = db.prepare('pragma wal_checkpoint(RESTART)')
+const checkpoint = () => passive.get()
+// Under steady writes a PASSIVE checkpoint never finds the WAL copied to its very end, so SQLite
+// never starts it over and it grows to the backstop. When it copied all it saw of a WAL past
+// ${RESTART_ABOVE_PAGES} pages, RESTART copies the few pages committed since (writers wait for that,
+// a few milliseconds) and the next commit starts the WAL over.
+const tick = () => {
+  const done = checkpoint()
+  if (done.busy === 0 && done.log >= ${RESTART_ABOVE_PAGES} && done.checkpointed === done.log) restart.get()
+}
 if (intervalMs === null) {
   try { checkpoint() } finally { db.close() }
   parentPort.postMessage('done')
 } else {
   // A checkpoint that fails (another process checkpointing, a full disk) is tried again next time;
   // the pages wait in the WAL meanwhile.
-  const timer = setInterval(() => { try { checkpoint() } catch {} }, intervalMs)
+  const timer = setInterval(() => { try { tick() } catch {} }, intervalMs)
   parentPort.on('message', () => {
     clearInterval(timer)
     checkpoint()
