@@ -28,7 +28,7 @@ export const BACKSTOP_AUTOCHECKPOINT_PAGES = 10_000
 /**
  * How long the worker's RESTART checkpoint waits for the writer in progress and for readers still on
  * the WAL; a writer that starts meanwhile waits for it. Short, so a long read (an export) costs a
- * restart skipped until the next tick, never a stalled writer.
+ * restart skipped until the next tick and a writer held no longer than this.
  */
 export const RESTART_WAIT_MS = 20
 
