@@ -984,6 +984,7 @@ async function intakeRun() {
   const results = await newResults('intake', {
     clients: config.intakeClients,
     readRate: config.intakeReadRate,
+    rounds: config.intakeRounds,
   })
   const { note, attempt } = attemptInto(results)
   const dataset = ensureDataset(config.dataDir, config.seed, config.mainSize, log)
@@ -1040,12 +1041,23 @@ async function intakeRun() {
   ].filter((s) => config.scenarios === null || config.scenarios.includes(s.id))
   const servers = [['sqlite', sqliteUrl, {}, sqliteKey]]
   if (postgres) servers.push(['postgres', postgres.url, { redisUrl: config.redisUrl }, postgres.key])
+  // Posts once each; the hot list without and with posts in turn, `intakeRounds` times (A/B/A/B).
+  const reads = scenarios.filter((s) => s.id.startsWith('intake-reads-'))
+  const steps = [
+    ...scenarios.filter((s) => !reads.includes(s)).map((scenario) => ({ scenario })),
+    ...Array.from({ length: config.intakeRounds }, (_, index) =>
+      reads.map((scenario) => ({ scenario, round: index + 1 })),
+    ).flat(),
+  ]
   await withEach(servers, async (running) => {
-    for (const scenario of scenarios) {
+    for (const { scenario, round } of steps) {
       for (const [server, url, , key] of servers) {
         const paced = scenario.pacedBy ? { paced: scenario.pacedBy[server] } : {}
-        await attempt(`${server} ${scenario.id}`, async () =>
-          measure(server, label, { ...scenario, ...paced }, await running.get(server).current(), key, url),
+        await attempt(
+          `${server} ${scenario.id}${round ? ` round ${round}` : ''}`,
+          async () =>
+            measure(server, label, { ...scenario, ...paced }, await running.get(server).current(), key, url),
+          round ? { round } : {},
         )
       }
     }

@@ -57,6 +57,9 @@ export function readConfig() {
     // post rate while the hot list is read.
     intakeClients: number('BENCH_INTAKE_CLIENTS', 100),
     intakeReadRate: number('BENCH_INTAKE_READ_RATE', 200),
+    // Rounds of the hot list without and with posts, in turn in one server: each round's pair gives a
+    // ratio, and the median ratio is judged, so one disturbed measurement does not decide it.
+    intakeRounds: number('BENCH_INTAKE_ROUNDS', 3),
     // The before/after run: the built tree of the earlier commit, and A/B rounds per measurement.
     beforeDir: process.env.BENCH_BEFORE_DIR || join(ROOT, 'bench', 'data', 'before'),
     abRounds: number('BENCH_AB_ROUNDS', 2),
