@@ -10,6 +10,8 @@ import {
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { usageChart } from '../../src/admin/views/usage.js'
 import { buildSampleContent } from '../../src/services/sample-content.js'
+import { lowCostHash } from '../admin/low-cost-password.js'
+import { buildUser } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
 
 /**
@@ -31,6 +33,7 @@ const available = existsSync(CHROMIUM)
 if (!available && !process.env.CI) console.warn(`${CHROMIUM} not found: skipping the browser tests`)
 
 const ADMIN = { email: 'ada@example.com', password: 'analytical engine 1843' }
+const ADMIN_HASH = lowCostHash(ADMIN.password)
 const DESKTOP = { width: 1000, height: 760 }
 const PHONE = { width: 390, height: 844 }
 const WIDE = { width: 1280, height: 800 }
@@ -46,7 +49,10 @@ describe.skipIf(!available && !process.env.CI)('the dashboard in a real browser'
   const startSite = async ({ withAdmin }: { withAdmin: boolean }) => {
     const ctx = await createTestContext({ perHour: 1_000_000, perSecond: 1_000_000 })
     await ctx.services.importer.importRecords(buildSampleContent(new Date('2024-06-01T12:00:00Z')))
-    if (withAdmin) await ctx.services.users.createUser({ ...ADMIN, role: 'global_admin' })
+    // Signed in at a low scrypt cost: the hash at full cost is proven where passwords are set, and
+    // here it would only add a second or so of hashing to every test.
+    if (withAdmin)
+      await buildUser(ctx.database.db, { email: ADMIN.email, role: 'global_admin', passwordHash: ADMIN_HASH })
     return { ctx, base: await ctx.app.listen({ port: 0, host: '127.0.0.1' }) }
   }
 
