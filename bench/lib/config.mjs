@@ -62,7 +62,7 @@ export function readConfig() {
     intakeRounds: number('BENCH_INTAKE_ROUNDS', 3),
     // The before/after run: the built tree of the earlier commit, and A/B rounds per measurement.
     beforeDir: process.env.BENCH_BEFORE_DIR || join(ROOT, 'bench', 'data', 'before'),
-    abRounds: number('BENCH_AB_ROUNDS', 2),
+    abRounds: number('BENCH_AB_ROUNDS', 3),
     abWriteRates: (process.env.BENCH_AB_WRITES ?? '0,5,50').split(',').map((s) => Number(s.trim())),
     // Extra Node flags of the measured servers, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` for a profile.
     serverNodeArgs: (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),

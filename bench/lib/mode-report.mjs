@@ -15,6 +15,7 @@ const mean = (values) => {
   return present.length === 0 ? null : present.reduce((a, b) => a + b, 0) / present.length
 }
 const median = (values) => {
+  if (values.length === 0) return null
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
@@ -100,14 +101,17 @@ function intakeSummary(results) {
   return lines
 }
 
-/** Mean req/s, mean p99 and mean CPU per 1k over the rounds of one (server, build, scenario). */
+/**
+ * The median req/s, p99 and CPU per 1k over the rounds of one (server, build, scenario): a round
+ * that other work on the machine disturbed moves a median far less than a mean.
+ */
 function abCell(runs, server, build, id) {
   const rows = runs.filter((r) => r.server === server && r.build === build && r.scenario === id)
   if (rows.length === 0) return null
   return {
-    reqPerSec: mean(rows.map((r) => r.reqPerSec)),
-    p99: mean(rows.map((r) => r.latencyMs?.p99)),
-    cpu: mean(rows.map((r) => r.serverCpuMsPer1k)),
+    reqPerSec: median(rows.map((r) => r.reqPerSec)),
+    p99: median(rows.map((r) => r.latencyMs?.p99 ?? null).filter((v) => v !== null)),
+    cpu: median(rows.map((r) => r.serverCpuMsPer1k ?? null).filter((v) => v !== null)),
     peakRssKb: Math.max(...rows.map((r) => r.peakRssKb ?? 0)),
     each: rows.map((r) => Math.round(r.reqPerSec)),
   }
@@ -118,7 +122,7 @@ function beforeAfterSummary(results) {
   const rates = results.settings.writeRates
   const targets = [...new Set(runs.filter((r) => r.build).map((r) => r.scenario.replace(/-\d+$/, '')))]
   const lines = [
-    '**Mean over the rounds** (req/s of each round in brackets); ratios against the same build and server with no writes.',
+    '**Median over the rounds** (req/s of each round in brackets); ratios against the same build and server with no writes.',
     '',
     '| Server | Scenario | Writes/s | Before req/s | Before p99 ms | Before CPU ms/1k | After req/s | After p99 ms | After CPU ms/1k | Before ratio | After ratio |',
     '|---|---|---|---|---|---|---|---|---|---|---|',
@@ -168,9 +172,9 @@ function beforeAfterSummary(results) {
       }
       const bare = runs.filter((r) => r.server === 'bare' && r.phase === server)
       if (big && bare.length > 0) {
-        const r = big.reqPerSec / mean(bare.map((x) => x.reqPerSec))
+        const r = big.reqPerSec / median(bare.map((x) => x.reqPerSec))
         verdicts.push(
-          `| hot list ≥ 0.5 × bare node:http | ${DB[server]} | ${build} | ${times(r)} (${int(big.reqPerSec)} vs ${int(mean(bare.map((x) => x.reqPerSec)))}) | ${verdict(r >= 0.5)} |`,
+          `| hot list ≥ 0.5 × bare node:http | ${DB[server]} | ${build} | ${times(r)} (${int(big.reqPerSec)} vs ${int(median(bare.map((x) => x.reqPerSec)))}) | ${verdict(r >= 0.5)} |`,
         )
       }
       const all = runs.filter((r) => r.server === server && r.build === build)
