@@ -1,7 +1,7 @@
 // `npm run bench`: generates the datasets, imports them through Lectern's CLI, then measures the
 // same scenarios against a bare node:http server (the limit), Lectern on SQLite and Lectern on
-// PostgreSQL + Redis, and writes bench/results/. Settings: see bench/README.md.
-// `node bench/run.mjs intake`: form posts per second instead; `node bench/run.mjs before-after`:
+// PostgreSQL + Redis, and writes bench/results/; then the intake run. Settings: see bench/README.md.
+// `node bench/run.mjs intake`: the intake run alone; `node bench/run.mjs before-after`:
 // reads under writes on the 1M dataset, an earlier build against this one.
 import { spawn } from 'node:child_process'
 import {
@@ -280,6 +280,8 @@ async function main() {
   results.finishedAt = new Date().toISOString()
   const written = writeReports(results, config)
   log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s; wrote ${written.join(', ')}`)
+  // The whole bench ends with the intake run, unless the scenarios chosen leave it out.
+  if (config.scenarios === null || config.scenarios.some((id) => id.startsWith('intake'))) await intakeRun()
 }
 
 function selected(scenario) {

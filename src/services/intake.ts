@@ -114,7 +114,7 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
         )
         .execute()
     // Who listens is read before the transaction: nothing in it changes that.
-    const targets = kept.length > 0 ? await readTargets() : null
+    const targets = kept.length > 0 ? await readTargets(new Set(kept.map((row) => row.form_id))) : null
     if (targets === null && (spam.length === 0 || kept.length === 0)) {
       // One statement is atomic on its own. Without BEGIN and COMMIT, SQLite keeps no statement
       // journal for it (a submission's, with 8 KiB pages, spills to a temporary file that is

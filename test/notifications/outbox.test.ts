@@ -7,7 +7,15 @@ import type { Services } from '../../src/services/index.js'
 import { buildPage } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { GENEROUS_LIMITS } from '../security-suite.js'
-import { events, notifyingServices, openForm, type Receiver, startReceiver, testNotifier } from './support.js'
+import {
+  deliveries,
+  events,
+  notifyingServices,
+  openForm,
+  type Receiver,
+  startReceiver,
+  testNotifier,
+} from './support.js'
 
 describe('the outbox', () => {
   let ctx: TestContext
@@ -49,6 +57,41 @@ describe('the outbox', () => {
     expect(written.map((e) => [e.type, e.form_id, e.submission_id])).toEqual([
       ['submission.created', form, id],
     ])
+  })
+
+  it('writes an event and an email for the posts of a form with addresses to notify, alone or in a group with other forms, and none for the others', async () => {
+    // Other forms with and without addresses: each post asks about its own forms only.
+    for (let i = 0; i < 5; i++)
+      await openForm(ctx, i % 2 === 0 ? { notifyEmails: ['other@example.com'] } : {})
+    const notified = await openForm(ctx, { notifyEmails: ['owner@example.com'] })
+    const quiet = await openForm(ctx)
+    const post = (n: number) => ({
+      data: { n: String(n) },
+      ipAddress: null,
+      userAgent: null,
+      referrer: null,
+      spam: false,
+    })
+    const before = (await events(ctx)).length
+    const alone = await ctx.services.intake.accept(notified, post(1))
+    await ctx.services.intake.accept(quiet, post(2))
+    // Accepted in one turn of the event loop, so they are written as one group of two forms.
+    const grouped = await Promise.all([
+      ctx.services.intake.accept(quiet, post(3)),
+      ctx.services.intake.accept(notified, post(4)),
+      ctx.services.intake.accept(quiet, post(5)),
+    ])
+    const written = (await events(ctx)).slice(before)
+    expect(written.map((e) => [e.form_id, e.submission_id]).sort()).toEqual(
+      [
+        [notified, alone],
+        [notified, grouped[1]],
+      ].sort(),
+    )
+    const emails = (await deliveries(ctx)).filter(
+      (d) => d.channel === 'email' && written.some((e) => e.id === d.event_id),
+    )
+    expect(emails).toHaveLength(2)
   })
 
   it('writes one submission.created per new imported submission of a notified form, none for updates', async () => {

@@ -1,6 +1,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely'
 import { dialectOf } from '../../db/database.js'
 import type { DatabaseHandle } from '../../db/handle.js'
+import { param } from '../../db/prepared.js'
 import type { ContentKind, Database, NotificationEventType } from '../../db/tables.js'
 import { randomBase62 } from '../../ids.js'
 import { formatTimestamp } from '../../time.js'
@@ -69,33 +70,42 @@ function targetsOf(
 
 /**
  * The forms whose new submissions an endpoint or an email would receive, or null for none; with
- * `formId`, only whether that form's would (a public post asks for its own form alone).
+ * `formIds`, only whether those forms' would (posts ask for their own forms alone).
  */
 export async function submissionTargets(
   db: Kysely<Database>,
-  formId?: string,
+  formIds?: string | readonly string[],
 ): Promise<SubmissionTargets | null> {
+  const only = typeof formIds === 'string' ? [formIds] : formIds
   const endpoints = await listeningEndpoints(db).execute()
-  const emailed = await emailedForms(db)
-    .$if(formId !== undefined, (q) => q.where('id', '=', formId as string))
-    .execute()
+  const emailed =
+    only?.length === 0
+      ? []
+      : await emailedForms(db)
+          .$if(only !== undefined, (q) => q.where('id', 'in', only as readonly string[]))
+          .execute()
   return targetsOf(endpoints, emailed)
 }
 
 /**
- * `submissionTargets` of every form as one prepared statement, for the intake, which asks before
- * each group of posts it writes: built once, it costs a few microseconds instead of a query's
- * building and planning.
+ * `submissionTargets` for the new submissions of some forms, as the intake asks before each group
+ * of posts it writes. A group of one form's posts, nearly every group, is one prepared statement
+ * that reads that form's row by its key: the cost stays a few microseconds however many forms the
+ * site has, where reading every form's settings grew with them.
  */
-export function prepareSubmissionTargets(database: DatabaseHandle): () => Promise<SubmissionTargets | null> {
+export function prepareSubmissionTargets(
+  database: DatabaseHandle,
+): (formIds: ReadonlySet<string>) => Promise<SubmissionTargets | null> {
   const { db } = database
-  const read = database.prepare(
+  const readOne = database.prepare(
     listeningEndpoints(db)
       .select(sql<number>`1`.as('endpoint'))
-      .unionAll(emailedForms(db).select(sql<number>`0`.as('endpoint'))),
+      .unionAll(emailedForms(db).where('id', '=', param('formId')).select(sql<number>`0`.as('endpoint'))),
   )
-  return async () => {
-    const rows = await read()
+  return async (formIds) => {
+    const [only] = formIds
+    if (formIds.size !== 1 || only === undefined) return submissionTargets(db, [...formIds])
+    const rows = await readOne({ formId: only })
     return targetsOf(
       rows.filter((row) => Number(row.endpoint) === 1),
       rows.flatMap((row) =>
