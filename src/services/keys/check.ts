@@ -1,6 +1,12 @@
 import { timingSafeEqual } from 'node:crypto'
+import { type FormState, formState } from '../../db/content-version.js'
 import type { DatabaseHandle } from '../../db/database.js'
-import { markKeyExpiryRecorded, prepareKeyLookup, touchKeyLastUsed } from '../../db/repositories/api-keys.js'
+import {
+  markKeyExpiryRecorded,
+  prepareKeyAndFormLookup,
+  prepareKeyLookup,
+  touchKeyLastUsed,
+} from '../../db/repositories/api-keys.js'
 import type { ContentKind } from '../../db/tables.js'
 import { formatTimestamp, now } from '../../time.js'
 import { recordAudit } from '../audit.js'
@@ -27,6 +33,8 @@ export type KeyCheck =
        * responses against (a form's submissions have a version of their own, read per form).
        */
       versions: KindVersions
+      /** The state of the form the request named (`formId`), read in the same statement. */
+      form?: FormState
     }
   | { status: 'invalid' }
   | { status: 'inactive' }
@@ -46,6 +54,12 @@ export function createKeyChecker(database: Pick<DatabaseHandle, 'db' | 'prepare'
   // Requests with one key in the same turn of the event loop, or arriving while its lookup runs,
   // share the next lookup, never one that started before they arrived.
   const lookupKeyFresh = sharedFreshLookups(lookupKey)
+  // With a form's state: shared only by requests of the same key for the same form.
+  const lookupKeyAndForm = prepareKeyAndFormLookup(database)
+  const lookupKeyAndFormFresh = sharedFreshLookups((both: string) => {
+    const [hash = '', formId = ''] = both.split('\n')
+    return lookupKeyAndForm(hash, formId)
+  })
   /** Audits `key.expired` on the first use after expiry: the guarded update lets one request, on any instance, win. */
   const recordExpiry = (id: string) =>
     db.transaction().execute(async (trx) => {
@@ -56,11 +70,14 @@ export function createKeyChecker(database: Pick<DatabaseHandle, 'db' | 'prepare'
   /**
    * Decides what a presented key is worth right now: unknown, revoked or orphaned keys are
    * invalid; deactivated keys and keys of disabled users are inactive. `keyHash` is
-   * `hashApiKey(plainKey)`, for a caller that has already computed it.
+   * `hashApiKey(plainKey)`, for a caller that has already computed it. With `formId` (an id of the
+   * id alphabet, no line break), the state of that form is read in the same statement.
    */
-  return async (plainKey: string, keyHash = hashApiKey(plainKey)): Promise<KeyCheck> => {
+  return async (plainKey: string, keyHash = hashApiKey(plainKey), formId?: string): Promise<KeyCheck> => {
     if (!hasKeyShape(plainKey)) return { status: 'invalid' }
-    const [row] = await lookupKeyFresh(keyHash)
+    const [row] = await (formId === undefined
+      ? lookupKeyFresh(keyHash)
+      : lookupKeyAndFormFresh(`${keyHash}\n${formId}`))
     if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(keyHash)))
       return { status: 'invalid' }
     if (row.revoked_at !== null || row.role === null) return { status: 'invalid' }
@@ -82,6 +99,24 @@ export function createKeyChecker(database: Pick<DatabaseHandle, 'db' | 'prepare'
         pages: Number(row.pages_version),
         redirects: Number(row.redirects_version),
       },
+      ...(formId === undefined ? {} : { form: formOf(row) }),
     }
   }
+}
+
+/** The form's state read with the key; a form without its counts row reads as absent, as alone. */
+function formOf(row: object): FormState {
+  const read = row as {
+    form_version?: number | string | null
+    form_total?: number | string | null
+    form_unread?: number | string | null
+    form_present?: string | null
+  }
+  if (read.form_version === null || read.form_version === undefined) return formState(undefined)
+  return formState({
+    version: read.form_version,
+    total: read.form_total ?? 0,
+    unread: read.form_unread ?? 0,
+    present: read.form_present ?? null,
+  })
 }

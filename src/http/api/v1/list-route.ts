@@ -1,6 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import { Type } from '@sinclair/typebox'
 import type { RouteOptions } from 'fastify'
+import type { FormState } from '../../../db/content-version.js'
 import type { JsonPage } from '../../../db/repositories/content.js'
 import { listOf, type PageOf } from '../../../schemas.js'
 import type { KindVersions } from '../../../services/keys.js'
@@ -68,7 +69,16 @@ interface ListRouteBase<Item extends TSchema, View extends ListView, Extra> {
    * its `version` keys the cached response and its entity tag, so it must move on every write to
    * what the list shows, and only then. Read after the request arrived.
    */
-  view(params: Record<string, string>, versions: KindVersions): View | Promise<View>
+  view(
+    params: Record<string, string>,
+    versions: KindVersions,
+    form: FormState | undefined,
+  ): View | Promise<View>
+  /**
+   * The path parameter naming a form whose state `view` reads: the pipeline then reads that state
+   * in the key's own statement and hands it to `view` (one statement per request, not two).
+   */
+  formParam?: string
 }
 
 /**
@@ -138,7 +148,10 @@ export function listRoute<Item extends TSchema, View extends ListView, Extra = u
   return {
     method: 'GET',
     url: definition.url,
-    config: { permission: definition.permission },
+    config: {
+      permission: definition.permission,
+      ...(definition.formParam ? { formParam: definition.formParam } : {}),
+    },
     schema: {
       operationId: definition.operationId,
       tags: [definition.tag],
@@ -167,7 +180,11 @@ export function listRoute<Item extends TSchema, View extends ListView, Extra = u
       const params = request.params as Record<string, string>
       // The pipeline authenticated the request and read the kinds' versions with the key; a view
       // that does not exist (an unknown form) is refused here, whatever If-None-Match says.
-      const view = await definition.view(params, request.apiKey?.versions as KindVersions)
+      const view = await definition.view(
+        params,
+        request.apiKey?.versions as KindVersions,
+        request.apiKey?.form,
+      )
       const version = view.version
       // Only the request's path and query: the pipeline refused any key that may not read them
       // before this handler ran, so an entry serves every key allowed here and no other.

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { LRUCache } from 'lru-cache'
+import type { FormState } from '../../../db/content-version.js'
 import { ApiError } from '../../../errors.js'
+import { isSafeId } from '../../../ids.js'
 import type { RateLimitDecision, RateLimiter } from '../../../ratelimit/limiter.js'
 import { type KeyScope, refusal } from '../../../services/key-scopes.js'
 import { hashApiKey, type KeyService, type KindVersions } from '../../../services/keys.js'
@@ -12,6 +14,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The permission a `/api/v1` route needs; routes without one only need a valid key. */
     permission?: Permission
+    /** The path parameter naming a form whose state the route reads: read with the key. */
+    formParam?: string
   }
   interface FastifyRequest {
     /** The authenticated key of an `/api/v1` request. */
@@ -78,7 +82,7 @@ export function registerApiPipeline(
     const readMethod = READ_METHODS.has(request.method)
     let checked: { key: AuthenticatedKey; decision: RateLimitDecision }
     try {
-      checked = await authenticateAndCount(authorizationHeader(request))
+      checked = await authenticateAndCount(authorizationHeader(request), formToRead(request))
     } catch (error) {
       if (!readMethod && error instanceof ApiError) throw methodNotAllowed(request.method)
       throw error
@@ -198,7 +202,25 @@ function knownParameters(properties: object): Set<string> {
   return names
 }
 
-type AuthenticatedKey = { keyId: string; role: string; scope: KeyScope; versions: KindVersions }
+type AuthenticatedKey = {
+  keyId: string
+  role: string
+  scope: KeyScope
+  versions: KindVersions
+  /** The state of the form the route names, read with the key (see `formParam`). */
+  form?: FormState
+}
+
+/**
+ * The form whose state a request reads with its key: the route's `formParam`, when it is an id of
+ * the id alphabet (any other names no form, and is answered without a query).
+ */
+function formToRead(request: FastifyRequest): string | undefined {
+  const name = request.routeOptions.config.formParam
+  if (name === undefined) return undefined
+  const id = (request.params as Record<string, string | undefined> | undefined)?.[name]
+  return id !== undefined && isSafeId(id) ? id : undefined
+}
 
 /** How many tokens' key ids are remembered for counting early (~150 bytes each). */
 const KNOWN_TOKENS = 10_000
@@ -221,21 +243,21 @@ const KNOWN_TOKENS = 10_000
  */
 function keyCheckAndCount(keys: KeyService, limiter: RateLimiter) {
   const knownKeyIds = new LRUCache<string, string>({ max: KNOWN_TOKENS })
-  return async (authorization: string | undefined) => {
+  return async (authorization: string | undefined, formId: string | undefined) => {
     const token = readBearerToken(authorization)
     if (limiter.status().store !== 'redis') {
-      const key = await authenticate(token, keys)
+      const key = await authenticate(token, keys, undefined, formId)
       return { key, decision: await limiter.consume(key.keyId) }
     }
     const hash = hashApiKey(token)
     const known = knownKeyIds.get(hash)
     if (known === undefined) {
-      const key = await authenticate(token, keys, hash)
+      const key = await authenticate(token, keys, hash, formId)
       knownKeyIds.set(hash, key.keyId)
       return { key, decision: await limiter.consume(key.keyId) }
     }
     const [checked, counted] = await Promise.allSettled([
-      authenticate(token, keys, hash),
+      authenticate(token, keys, hash, formId),
       limiter.consume(known),
     ])
     const charge = counted.status === 'fulfilled' ? counted.value.charge : undefined
@@ -250,8 +272,13 @@ function keyCheckAndCount(keys: KeyService, limiter: RateLimiter) {
   }
 }
 
-async function authenticate(token: string, keys: KeyService, hash?: string): Promise<AuthenticatedKey> {
-  const check = await keys.checkApiKey(token, hash)
+async function authenticate(
+  token: string,
+  keys: KeyService,
+  hash?: string,
+  formId?: string,
+): Promise<AuthenticatedKey> {
+  const check = await keys.checkApiKey(token, hash, formId)
   if (check.status === 'invalid') {
     throw new ApiError('invalid_api_key', 'The provided API key is invalid or has been revoked', {
       'WWW-Authenticate': 'Bearer error="invalid_token"',
@@ -267,5 +294,6 @@ async function authenticate(token: string, keys: KeyService, hash?: string): Pro
       'WWW-Authenticate': 'Bearer error="invalid_token"',
     })
   }
-  return { keyId: check.keyId, role: check.role, scope: check.scope, versions: check.versions }
+  const { keyId, role, scope, versions, form } = check
+  return { keyId, role, scope, versions, ...(form === undefined ? {} : { form }) }
 }

@@ -24,12 +24,16 @@ export const submissionsRoute = (content: ContentService) =>
       cacheKey: (filters: SubmissionFilters) =>
         `${filters.since ?? ''}|${filters.until ?? ''}|${filters.isRead ?? ''}|${filters.isStarred ?? ''}`,
     },
-    // The form's own version: writes to other forms, pages or redirects leave its pages alone.
-    view: (params) => {
+    // The form's own version: writes to other forms, pages or redirects leave its pages alone. It
+    // is read with the key, in the same statement (`formParam`), after the request arrived.
+    formParam: 'id',
+    view: (params, _versions, form) => {
       // No form has an id outside the id alphabet: answered without a query, so no NUL or other
       // hostile text reaches the database.
       if (!isSafeId(params.id)) throw new NotFoundError(`Form '${params.id}' not found`)
-      return content.formState(params.id)
+      if (form === undefined) return content.formState(params.id)
+      if (!form.exists) throw new NotFoundError(`Form '${params.id}' not found`)
+      return form
     },
     // Written as JSON text straight from the stored rows: a page of 100 submissions is large.
     listJson: ({ page, pageSize }, params, state, filters) =>
