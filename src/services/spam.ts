@@ -84,7 +84,11 @@ export function createSpamService(db: Kysely<Database>) {
           target: id,
           detail: { formId: row.form_id },
         })
-        const notified = await recordSubmissionsCreated(trx, [id], await submissionTargets(trx, row.form_id))
+        const notified = await recordSubmissionsCreated(
+          trx,
+          [id],
+          await submissionTargets(trx, [row.form_id]),
+        )
         return { formId: row.form_id, notified }
       })
       if (released.notified > 0) outboxWritten()

@@ -67,6 +67,9 @@ export function prepareKeyAndFormLookup(database: Pick<DatabaseHandle, 'db' | 'p
   return (hash: string, formId: string) => lookup({ hash, formId })
 }
 
+/** A row of the lookup with a form's state (see {@link prepareKeyAndFormLookup}). */
+export type KeyAndFormLookupRow = Awaited<ReturnType<ReturnType<typeof prepareKeyAndFormLookup>>>[number]
+
 /** A row of the read path's key lookup (see {@link prepareKeyLookup}). */
 export type KeyLookupRow = Awaited<ReturnType<ReturnType<typeof prepareKeyLookup>>>[number]
 

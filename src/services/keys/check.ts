@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto'
 import { type FormState, formState } from '../../db/content-version.js'
 import type { DatabaseHandle } from '../../db/database.js'
 import {
+  type KeyAndFormLookupRow,
   markKeyExpiryRecorded,
   prepareKeyAndFormLookup,
   prepareKeyLookup,
@@ -105,18 +106,12 @@ export function createKeyChecker(database: Pick<DatabaseHandle, 'db' | 'prepare'
 }
 
 /** The form's state read with the key; a form without its counts row reads as absent, as alone. */
-function formOf(row: object): FormState {
-  const read = row as {
-    form_version?: number | string | null
-    form_total?: number | string | null
-    form_unread?: number | string | null
-    form_present?: string | null
-  }
-  if (read.form_version === null || read.form_version === undefined) return formState(undefined)
+function formOf(row: Partial<KeyAndFormLookupRow>): FormState {
+  if (row.form_version === null || row.form_version === undefined) return formState(undefined)
   return formState({
-    version: read.form_version,
-    total: read.form_total ?? 0,
-    unread: read.form_unread ?? 0,
-    present: read.form_present ?? null,
+    version: row.form_version,
+    total: row.form_total ?? 0,
+    unread: row.form_unread ?? 0,
+    present: row.form_present ?? null,
   })
 }

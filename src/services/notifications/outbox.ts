@@ -74,15 +74,14 @@ function targetsOf(
  */
 export async function submissionTargets(
   db: Kysely<Database>,
-  formIds?: string | readonly string[],
+  formIds?: readonly string[],
 ): Promise<SubmissionTargets | null> {
-  const only = typeof formIds === 'string' ? [formIds] : formIds
   const endpoints = await listeningEndpoints(db).execute()
   const emailed =
-    only?.length === 0
+    formIds?.length === 0
       ? []
       : await emailedForms(db)
-          .$if(only !== undefined, (q) => q.where('id', 'in', only as readonly string[]))
+          .$if(formIds !== undefined, (q) => q.where('id', 'in', formIds as readonly string[]))
           .execute()
   return targetsOf(endpoints, emailed)
 }
@@ -104,7 +103,7 @@ export function prepareSubmissionTargets(
   )
   return async (formIds) => {
     const [only] = formIds
-    if (formIds.size !== 1 || only === undefined) return submissionTargets(db, [...formIds])
+    if (only === undefined || formIds.size > 1) return submissionTargets(db, [...formIds])
     const rows = await readOne({ formId: only })
     return targetsOf(
       rows.filter((row) => Number(row.endpoint) === 1),
