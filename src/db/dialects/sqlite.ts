@@ -2,9 +2,14 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import {
   type Compilable,
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
   Kysely,
   type SqliteDatabase,
   SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
   type SqliteStatement,
   sql,
 } from 'kysely'
@@ -23,7 +28,8 @@ import {
 import { openSqliteConnection, type SqliteConnection } from './sqlite-driver.js'
 
 export const SQLITE_ERROR_CODES: DriverErrorCodes = {
-  unavailable: new Set(['SQLITE_BUSY', 'SQLITE_CANTOPEN']),
+  // better-sqlite3 names the extended codes, node:sqlite the primary one (see `sqlite-driver.ts`).
+  unavailable: new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_TIMEOUT', 'SQLITE_CANTOPEN']),
   unique: new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY']),
   invalidText: new Set(),
 }
@@ -75,7 +81,7 @@ export function openSqlite(
   }
   const connection = keepingWriteStatements(sqlite)
   const db = new Kysely<Database>({
-    dialect: new TranslatingDialect(new SqliteDialect({ database: connection }), SQLITE_ERROR_CODES),
+    dialect: new TranslatingDialect(new WritingSqliteDialect({ database: connection }), SQLITE_ERROR_CODES),
   })
   return {
     db,
@@ -108,6 +114,29 @@ export function openSqlite(
       // closed here.
       connection.close()
     },
+  }
+}
+
+/**
+ * Every transaction Lectern runs writes, and most read first (the row they change, the rule they
+ * check). Begun deferred, such a transaction holds only a snapshot until its first write; if another
+ * process committed meanwhile, SQLite cannot move it forward and fails the write at once with
+ * "database is locked", whatever the busy timeout. Begun immediate, it takes the write lock first,
+ * waiting for it under the busy timeout like any single write.
+ */
+class WritingSqliteDialect extends SqliteDialect {
+  constructor(private readonly writingConfig: SqliteDialectConfig) {
+    super(writingConfig)
+  }
+
+  override createDriver(): Driver {
+    return new WritingSqliteDriver(this.writingConfig)
+  }
+}
+
+class WritingSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'))
   }
 }
 
