@@ -116,7 +116,8 @@ async function main() {
 
   const results = {
     startedAt: new Date(started).toISOString(),
-    mode: config.quick ? 'quick' : 'full',
+    // Only a run of every scenario at every default size is for the record (`latest.md`).
+    mode: config.quick ? 'quick' : config.partial ? 'partial' : 'full',
     settings: {
       seed: config.seed,
       sizes: config.sizes,

@@ -32,6 +32,12 @@ export function readConfig() {
   const duration = number('BENCH_DURATION', quick ? 3 : 10)
   return {
     quick,
+    // Some scenarios, sizes or servers only: reported beside the record, never as it.
+    partial:
+      !quick &&
+      (process.env.BENCH_SCENARIOS !== undefined ||
+        process.env.BENCH_SIZES !== undefined ||
+        process.env.BENCH_PG === '0'),
     seed: process.env.BENCH_SEED || 'lectern',
     sizes,
     mainSize: sizes[sizes.length - 1],

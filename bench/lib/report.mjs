@@ -28,7 +28,7 @@ const divide = (a, b) => (a === null || a === undefined || !b ? null : a / b)
 /** Each target (issues 5 and 15) with the measured figure, the ratio it is judged on, and pass/fail (null: not measured). */
 export function evaluateTargets(results) {
   const main = sizeLabel(results.settings.sizes[results.settings.sizes.length - 1])
-  const full = results.mode === 'full' && main === '1M'
+  const full = results.mode !== 'quick' && main === '1M'
   const find = (server, scenario) =>
     results.runs.find((r) => r.server === server && r.scenario === scenario && r.dataset === main) ?? null
   const rows = []
@@ -40,6 +40,21 @@ export function evaluateTargets(results) {
     return {
       measured: `${value.toFixed(3)}× (${int(numerator.reqPerSec)} ${label} vs ${int(denominator.reqPerSec)} ${denominatorLabel} req/s)`,
       pass: value >= threshold,
+    }
+  }
+
+  // The two pages are measured minutes apart, and this machine's speed drifts by a fifth in that
+  // time (the bare server answering the same bytes moved as much): each is judged as its ratio to
+  // the bare run beside it, which the drift moves alike.
+  const totalCost = (big, bigBare, small, smallBare, label) => {
+    if (!big || !small) return { measured: 'not measured', pass: null }
+    if (!bigBare || !smallBare) return versus(big, small, 0.9, label, '1k')
+    const bigRatio = big.reqPerSec / bigBare.reqPerSec
+    const smallRatio = small.reqPerSec / smallBare.reqPerSec
+    const value = bigRatio / smallRatio
+    return {
+      measured: `${value.toFixed(3)}× (${bigRatio.toFixed(3)}× bare at ${label}: ${int(big.reqPerSec)} vs ${int(bigBare.reqPerSec)} req/s; ${smallRatio.toFixed(3)}× bare at 1k: ${int(small.reqPerSec)} vs ${int(smallBare.reqPerSec)} req/s)`,
+      pass: value >= 0.9,
     }
   }
 
@@ -88,9 +103,20 @@ export function evaluateTargets(results) {
     const small = results.datasets.find((d) => sizeLabel(d.size) === main)
     const distinct = small && small.smallFormId !== small.bigFormId
     const v = distinct
-      ? versus(find(server, 'hot-submissions'), find(server, 'page-1-small'), 0.9, main, '1k')
+      ? totalCost(
+          find(server, 'hot-submissions'),
+          find('bare', 'hot-submissions'),
+          find(server, 'page-1-small'),
+          find('bare', 'page-1-small'),
+          main,
+        )
       : { measured: 'not measured', pass: null }
-    add(`\`meta.total\`: page 1 of the ${main} form vs the 1k form, ${name}`, '≥ 0.9×', v.measured, v.pass)
+    add(
+      `\`meta.total\`: page 1 of the ${main} form vs the 1k form, ${name}`,
+      '≥ 0.9× (each as × bare)',
+      v.measured,
+      v.pass,
+    )
   }
   {
     const v = versus(
@@ -272,11 +298,12 @@ export function renderMarkdown(results, { chart } = {}) {
 
 /**
  * Writes `bench/results/<date>.json` and `<date>.md`; a full run also writes `latest.md` and
- * `latest.svg`, a quick run `<date>-quick.*` only (quick runs are for iterating, not for the record).
+ * `latest.svg`, a quick or partial run `<date>-quick.*` or `<date>-partial.*` only (those are for
+ * iterating, not for the record).
  */
 export function writeReports(results, config) {
   const stamp = `${results.startedAt.slice(0, 10)}-${results.startedAt.slice(11, 16).replace(':', '')}`
-  const name = results.mode === 'quick' ? `${stamp}-quick` : stamp
+  const name = results.mode === 'full' ? stamp : `${stamp}-${results.mode}`
   const written = []
   const write = (file, content) => {
     writeFileSync(join(config.resultsDir, file), content)
@@ -284,7 +311,7 @@ export function writeReports(results, config) {
   }
   write(`${name}.json`, `${JSON.stringify(results, null, 2)}\n`)
   const svg = renderChart(results)
-  if (results.mode === 'quick') {
+  if (results.mode !== 'full') {
     write(`${name}.svg`, svg)
     write(`${name}.md`, renderMarkdown(results, { chart: `${name}.svg` }))
   } else {

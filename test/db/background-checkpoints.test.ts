@@ -7,7 +7,11 @@ import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../../src/db/database.js'
 import { PAGE_SIZE } from '../../src/db/dialects/sqlite.js'
-import { BACKSTOP_AUTOCHECKPOINT_PAGES } from '../../src/db/dialects/sqlite-checkpoints.js'
+import {
+  BACKSTOP_AUTOCHECKPOINT_PAGES,
+  startBackgroundCheckpoints,
+  WAL_WATCH_MS,
+} from '../../src/db/dialects/sqlite-checkpoints.js'
 import { openSqliteConnection } from '../../src/db/dialects/sqlite-driver.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { buildForm, buildSubmission } from '../factories.js'
@@ -37,6 +41,15 @@ function submissionsInFile(file: string): number {
   }
 }
 
+/** How many submissions `database` holds, WAL included. */
+async function countSubmissions(database: ReturnType<typeof openDatabase>): Promise<number> {
+  const { count } = await database.db
+    .selectFrom('submissions')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow()
+  return Number(count)
+}
+
 /** Polls `read` until it returns `expected` or `ms` pass; returns the last value read. */
 async function eventually<T>(read: () => T, expected: T, ms: number): Promise<T> {
   const until = Date.now() + ms
@@ -55,14 +68,26 @@ describe.runIf(TEST_DIALECT === 'sqlite')('background checkpoints', () => {
     const database = openDatabase(`sqlite:${file}`, { backgroundCheckpoints: true })
     try {
       await migrateToLatest(database)
-      const { rows } = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(
-        database.db,
-      )
-      expect(Number(rows[0]?.wal_autocheckpoint)).toBe(BACKSTOP_AUTOCHECKPOINT_PAGES)
+      const autocheckpoint = async () => {
+        const { rows } = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(
+          database.db,
+        )
+        return Number(rows[0]?.wal_autocheckpoint)
+      }
+      // A lone write starts no thread: the commits keep SQLite's own checkpoints.
       const form = await buildForm(database.db)
+      await sleep(WAL_WATCH_MS * 2.5)
+      expect(await autocheckpoint()).toBe(1000)
+      // Writes for a few seconds in a row are a stream: the worker starts, and from then on the
+      // commits' own checkpoints are only a backstop.
+      for (let i = 0; i < 12; i++) {
+        await buildSubmission(database.db, { formId: form.id })
+        await sleep(WAL_WATCH_MS / 4)
+      }
+      expect(await autocheckpoint()).toBe(BACKSTOP_AUTOCHECKPOINT_PAGES)
       for (let i = 0; i < 20; i++) await buildSubmission(database.db, { formId: form.id })
       // Far below the backstop, no commit checkpointed: only the worker can bring the rows across.
-      expect(await eventually(() => submissionsInFile(file), 20, 5_000)).toBe(20)
+      expect(await eventually(() => submissionsInFile(file), 32, 5_000)).toBe(32)
     } finally {
       await database.close()
     }
@@ -85,6 +110,51 @@ describe.runIf(TEST_DIALECT === 'sqlite')('background checkpoints', () => {
     } finally {
       await database.close()
     }
+  })
+
+  it('runs no thread for reads and lone writes, starts on a stream of writes, and stops once it ends', async () => {
+    const file = join(dir, 'idle.db')
+    const setup = openDatabase(`sqlite:${file}`)
+    await migrateToLatest(setup)
+    const form = await buildForm(setup.db)
+    const changes: string[] = []
+    const checkpoints = startBackgroundCheckpoints(file, {
+      onStart: () => changes.push('start'),
+      onStop: () => changes.push('stop'),
+      watchMs: 100,
+      idleMs: 1_000,
+    })
+    try {
+      /** Another connection (a CLI, another instance) writes a row every 30 ms for `ms`. */
+      const stream = async (ms: number) => {
+        for (const end = Date.now() + ms; Date.now() < end; ) {
+          await buildSubmission(setup.db, { formId: form.id })
+          await sleep(30)
+        }
+      }
+      // Reads only, then a lone write: no thread.
+      await setup.db.selectFrom('forms').selectAll().execute()
+      await sleep(400)
+      await buildSubmission(setup.db, { formId: form.id })
+      await sleep(400)
+      expect([checkpoints.running, changes]).toEqual([false, []])
+      // A stream of writes: the thread starts and copies them.
+      await stream(600)
+      expect(checkpoints.running).toBe(true)
+      const written = await countSubmissions(setup)
+      expect(await eventually(() => submissionsInFile(file), written, 3_000)).toBe(written)
+      // A second without a stream, and the thread is gone: the connection checkpoints by itself.
+      expect(await eventually(() => checkpoints.running, false, 4_000)).toBe(false)
+      expect(changes).toEqual(['start', 'stop'])
+      // Another stream: it starts again.
+      await stream(600)
+      expect(checkpoints.running).toBe(true)
+      expect(changes).toEqual(['start', 'stop', 'start'])
+    } finally {
+      await checkpoints.stop()
+      await setup.close()
+    }
+    expect(checkpoints.running).toBe(false)
   })
 
   it('stops when the database closes: later commits stay in the WAL', async () => {
@@ -113,6 +183,12 @@ describe.runIf(TEST_DIALECT === 'sqlite')('background checkpoints', () => {
       const { migrateToLatest } = await import(${JSON.stringify(MIGRATE_MODULE)})
       const database = openDatabase(${JSON.stringify(`sqlite:${file}`)}, { backgroundCheckpoints: true })
       await migrateToLatest(database)
+      // Writes for a few watches in a row start the thread, which close() must then wait for.
+      await database.db.schema.createTable('written_later').addColumn('id', 'integer').execute()
+      for (let i = 0; i < 16; i++) {
+        await database.db.insertInto('written_later').values({ id: i }).execute()
+        await new Promise((resolve) => setTimeout(resolve, ${WAL_WATCH_MS / 4}))
+      }
       await database.close()
       console.log('closed')`
     const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })

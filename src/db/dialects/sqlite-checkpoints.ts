@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
 import { sqliteDriverName } from './sqlite-driver.js'
@@ -109,38 +110,126 @@ export async function checkpointInWorker(file: string): Promise<void> {
 
 /** A checkpointer running in the background; `stop` ends it after a last checkpoint. */
 export interface BackgroundCheckpoints {
+  /** Whether the worker thread runs now (it runs only while the file is being written). */
+  readonly running: boolean
   stop(): Promise<void>
 }
 
+/** How often the main thread looks at the WAL file to see whether anything was written. */
+export const WAL_WATCH_MS = 1_000
+
 /**
- * Checkpoints `file` from a worker thread every `intervalMs`. `onFailure` runs if the worker
- * cannot run (its driver will not open the file, say): the caller then turns the connection's own
- * automatic checkpoint back on, so the WAL never grows unchecked.
+ * How long the worker keeps running after the last write it saw. A worker thread costs its process
+ * about 16 MB (a V8 isolate and the driver loaded again), which a server that only reads should not
+ * pay; one that takes writes all day keeps it.
+ */
+export const IDLE_STOP_MS = 2 * 60_000
+
+export interface BackgroundCheckpointOptions {
+  /** The worker has started: the serving connection's own checkpoints become a backstop. */
+  onStart(): void
+  /** The worker has stopped (idle, or failed): the serving connection checkpoints by itself again. */
+  onStop(): void
+  intervalMs?: number
+  watchMs?: number
+  idleMs?: number
+}
+
+/**
+ * Checkpoints `file` from a worker thread every `intervalMs` while a stream of writes goes on. The
+ * main thread looks at the WAL file's size and modification time every `watchMs` (one `stat`, off
+ * the event loop). Writes seen at two looks in a row are a stream (posts arriving): the worker
+ * starts; `idleMs` without a stream stops it. A lone write now and then (an editor's change, the
+ * keys' usage each minute) starts nothing: SQLite's own checkpoint, once a thousand pages have
+ * gathered, copies them, as it does for the first second of a stream. A worker that fails is not
+ * started again: the connection keeps its own checkpoints, and the WAL never grows unchecked.
  */
 export function startBackgroundCheckpoints(
   file: string,
-  onFailure: (error: unknown) => void,
-  intervalMs = BACKGROUND_CHECKPOINT_MS,
+  {
+    onStart,
+    onStop,
+    intervalMs = BACKGROUND_CHECKPOINT_MS,
+    watchMs = WAL_WATCH_MS,
+    idleMs = IDLE_STOP_MS,
+  }: BackgroundCheckpointOptions,
 ): BackgroundCheckpoints {
-  const worker = startWorker(file, intervalMs)
-  let stopping = false
-  // It never keeps a process alive that has nothing else to do.
-  worker.unref()
-  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
-  worker.once('error', (error) => {
-    if (!stopping) onFailure(error)
-  })
-  worker.once('exit', (code) => {
-    if (!stopping) onFailure(new Error(`the checkpoint worker exited with code ${code}`))
-  })
-  return {
-    async stop() {
-      if (stopping) return exited
+  let worker: { stop(): Promise<void> } | undefined
+  let failed = false
+  let closed = false
+  let lastSeen: string | undefined
+  let changedBefore = false
+  let lastStream = Date.now()
+  let looking = false
+
+  const startThread = () => {
+    const thread = startWorker(file, intervalMs)
+    let stopping = false
+    // It never keeps a process alive that has nothing else to do.
+    thread.unref()
+    const exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()))
+    const fail = () => {
+      if (stopping) return
       stopping = true
-      // Held now, so that the process waits for the last checkpoint instead of exiting under it.
-      worker.ref()
-      worker.postMessage('stop')
-      await exited
+      failed = true
+      worker = undefined
+      onStop()
+    }
+    thread.once('error', fail)
+    thread.once('exit', fail)
+    onStart()
+    return {
+      async stop() {
+        if (stopping) return exited
+        stopping = true
+        // Held now, so that the process waits for the last checkpoint instead of exiting under it.
+        thread.ref()
+        thread.postMessage('stop')
+        await exited
+      },
+    }
+  }
+
+  const look = async () => {
+    if (looking || closed || failed) return
+    looking = true
+    try {
+      const seen = await stat(`${file}-wal`).then(
+        (wal) => `${wal.size}:${wal.mtimeMs}`,
+        () => 'none',
+      )
+      if (closed || failed) return
+      const changed = lastSeen !== undefined && seen !== lastSeen
+      const stream = changed && changedBefore
+      lastSeen = seen
+      changedBefore = changed
+      if (stream) {
+        lastStream = Date.now()
+        worker ??= startThread()
+      } else if (worker !== undefined && Date.now() - lastStream >= idleMs) {
+        const idle = worker
+        worker = undefined
+        await idle.stop()
+        if (!closed) onStop()
+      }
+    } finally {
+      looking = false
+    }
+  }
+  const timer = setInterval(() => void look(), watchMs)
+  timer.unref()
+  void look()
+
+  return {
+    get running() {
+      return worker !== undefined
+    },
+    async stop() {
+      closed = true
+      clearInterval(timer)
+      const last = worker
+      worker = undefined
+      await last?.stop()
     },
   }
 }

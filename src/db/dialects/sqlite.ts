@@ -72,11 +72,11 @@ export function openSqlite(
   sqlite.exec('pragma synchronous = NORMAL')
   let checkpoints: BackgroundCheckpoints | undefined
   if (backgroundCheckpoints && path !== ':memory:') {
-    // A serving process checkpoints from a worker thread (see `sqlite-checkpoints.ts`); its own
-    // commits checkpoint only past a backstop, or as before if the worker cannot run.
-    sqlite.exec(`pragma wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`)
-    checkpoints = startBackgroundCheckpoints(path, () => {
-      sqlite.exec(`pragma wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`)
+    // A serving process checkpoints from a worker thread while it is written (see
+    // `sqlite-checkpoints.ts`); its own commits then checkpoint only past a backstop.
+    checkpoints = startBackgroundCheckpoints(path, {
+      onStart: () => sqlite.exec(`pragma wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`),
+      onStop: () => sqlite.exec(`pragma wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`),
     })
   }
   const connection = keepingWriteStatements(sqlite)
