@@ -1,18 +1,15 @@
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Worker } from 'node:worker_threads'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../../src/db/database.js'
-import { sqliteDriverName } from '../../src/db/dialects/sqlite-driver.js'
+import { startSqliteWorker } from '../../src/db/dialects/sqlite-checkpoints.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { buildForm } from '../factories.js'
 import { TEST_DIALECT } from '../harness.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'lectern-sqlite-writes-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-const require = createRequire(import.meta.url)
 
 /**
  * Runs `statement` on `file` from a connection in a worker thread, as another process would: it
@@ -20,8 +17,7 @@ const require = createRequire(import.meta.url)
  * Resolves with the error's message if it failed.
  */
 function writeFromAnotherConnection(file: string, statement: string): Promise<string | null> {
-  const driver = sqliteDriverName()
-  const worker = new Worker(
+  const worker = startSqliteWorker(
     `const { parentPort, workerData: w } = require('node:worker_threads')
 process.emitWarning = () => {}
 const db = w.driver === 'node:sqlite' ? new (require('node:sqlite').DatabaseSync)(w.file) : new (require(w.module))(w.file)
@@ -34,16 +30,7 @@ try {
 } finally {
   db.close()
 }`,
-    {
-      eval: true,
-      execArgv: [],
-      workerData: {
-        file,
-        driver,
-        module: driver === 'better-sqlite3' ? require.resolve('better-sqlite3') : undefined,
-        statement,
-      },
-    },
+    { file, statement },
   )
   return new Promise((resolve, reject) => {
     worker.once('message', resolve)

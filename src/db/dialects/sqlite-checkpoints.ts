@@ -82,19 +82,27 @@ if (intervalMs === null) {
   })
 }`
 
-function startWorker(file: string, intervalMs: number | null): Worker {
+/**
+ * A worker thread running CommonJS `source` with a connection of its own: `workerData` gets
+ * `driver` (this process's, see `sqlite-driver.ts`) and `module` (better-sqlite3's path, if that is
+ * the driver) beside `data`.
+ */
+export function startSqliteWorker(source: string, data: Record<string, unknown>): Worker {
   const driver = sqliteDriverName()
-  return new Worker(WORKER_SOURCE, {
+  return new Worker(source, {
     eval: true,
     // Not the process's own flags: `--input-type=module` would make this CommonJS source a module.
     execArgv: [],
     workerData: {
-      file,
+      ...data,
       driver,
       module: driver === 'better-sqlite3' ? require.resolve('better-sqlite3') : undefined,
-      intervalMs,
     },
   })
+}
+
+function startWorker(file: string, intervalMs: number | null): Worker {
+  return startSqliteWorker(WORKER_SOURCE, { file, intervalMs })
 }
 
 /** A PASSIVE checkpoint of the SQLite file `file`, from a worker thread; resolves when it is done. */
