@@ -15,7 +15,15 @@ import {
 } from '../resources/form.js'
 import { formatTimestamp } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
-import { outboxWritten, prepareSubmissionTargets, recordSubmissionsCreated } from './notifications/outbox.js'
+import {
+  type FormListeners,
+  formListenerColumns,
+  formListenersOf,
+  outboxWritten,
+  prepareSubmissionTargets,
+  recordSubmissionsCreated,
+  targetsOfListeners,
+} from './notifications/outbox.js'
 
 const DAY_MS = 86_400_000
 /** How often each instance asks for the retention lease. */
@@ -51,6 +59,8 @@ interface QueuedPost {
   formId: string
   post: IntakePost
   at: string
+  /** Who listens to its form's new submissions, when read with the form (else read before writing). */
+  listeners?: FormListeners
 }
 
 /** What one retention run deleted: submissions by form, and spam. */
@@ -63,24 +73,42 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
   const db = database.db
   const clock = options.clock ?? Date.now
   let timer: NodeJS.Timeout | undefined
-  // Every post reads its form: prepared once, as the API's key lookup is.
+  // Every post reads its form, and who listens to its new submissions, in one prepared statement.
   const readForm = database.prepare(
     db
       .selectFrom('forms')
       .select(['id', 'title', 'description', 'is_active', 'intake'])
+      .select((eb) => formListenerColumns(eb))
       .where('id', '=', param('formId')),
   )
 
-  async function form(formId: string): Promise<IntakeForm | null> {
+  async function formForPost(formId: string): Promise<{ form: IntakeForm; listeners: FormListeners } | null> {
     const [row] = await readForm({ formId })
     if (row === undefined) return null
     return {
-      id: row.id,
-      title: row.title,
-      description: row.description,
-      isActive: row.is_active === 1,
-      settings: parseStoredIntake(row.intake),
+      form: {
+        id: row.id,
+        title: row.title,
+        description: row.description,
+        isActive: row.is_active === 1,
+        settings: parseStoredIntake(row.intake),
+      },
+      listeners: formListenersOf(row),
     }
+  }
+
+  async function form(formId: string): Promise<IntakeForm | null> {
+    return (await formForPost(formId))?.form ?? null
+  }
+
+  /** Who listens to the new submissions of `kept`: as read with their forms, or read now. */
+  function targetsFor(kept: readonly QueuedPost[]) {
+    const known: { formId: string; listeners: FormListeners }[] = []
+    for (const { formId, listeners } of kept) {
+      if (listeners === undefined) return readTargets(new Set(kept.map((queued) => queued.formId)))
+      known.push({ formId, listeners })
+    }
+    return targetsOfListeners(known)
   }
 
   /** Writes a group of posts in one transaction: submissions, spam, and the notifications they owe. */
@@ -96,6 +124,7 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
     }))
     const spam = rows.filter((_, index) => group[index]?.post.spam === true)
     const kept = rows.filter((_, index) => group[index]?.post.spam !== true)
+    const keptPosts = group.filter((queued) => !queued.post.spam)
     const ids = group.map((queued) => queued.id)
     const insertSpam = (executor: Kysely<Database>) =>
       executor.insertInto('spam_submissions').values(spam).execute()
@@ -113,8 +142,8 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
           })),
         )
         .execute()
-    // Who listens is read before the transaction: nothing in it changes that.
-    const targets = kept.length > 0 ? await readTargets(new Set(kept.map((row) => row.form_id))) : null
+    // Who listens is known before the transaction: nothing in it changes that.
+    const targets = kept.length > 0 ? await targetsFor(keptPosts) : null
     if (targets === null && (spam.length === 0 || kept.length === 0)) {
       // One statement is atomic on its own. Without BEGIN and COMMIT, SQLite keeps no statement
       // journal for it (a submission's, with 8 KiB pages, spills to a temporary file that is
@@ -167,6 +196,9 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
     /** The form with its intake settings, or null when there is no such form. */
     form,
 
+    /** The same, with who listens to its new submissions, for a post to hand to `accept`. */
+    formForPost,
+
     /** A form as `GET /api/v1/forms/{id}` shows it; a form that does not exist is a `NotFoundError`. */
     async describe(formId: string): Promise<IntakeForm & { fields: FieldDefinition[] }> {
       const found = await form(formId)
@@ -206,10 +238,17 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
 
     /**
      * Stores one accepted post and returns its id once it is committed; spam goes to its own table.
-     * Posts arriving together share one transaction (`db/group-commit.ts`).
+     * Posts arriving together share one transaction (`db/group-commit.ts`). `listeners`, read with
+     * the form (`formForPost`), spares the group a read of who listens.
      */
-    async accept(formId: string, post: IntakePost): Promise<string> {
-      return posts.write({ id: newId('submission'), formId, post, at: formatTimestamp(new Date(clock())) })
+    async accept(formId: string, post: IntakePost, listeners?: FormListeners): Promise<string> {
+      return posts.write({
+        id: newId('submission'),
+        formId,
+        post,
+        at: formatTimestamp(new Date(clock())),
+        listeners,
+      })
     },
 
     /** Resolves once every post accepted so far is committed (for an orderly shutdown). */

@@ -6,6 +6,7 @@ import { createImporter } from '../../src/services/import/index.js'
 import type { Services } from '../../src/services/index.js'
 import { buildPage } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
+import { listen, postForm } from '../intake/support.js'
 import { GENEROUS_LIMITS } from '../security-suite.js'
 import {
   deliveries,
@@ -92,6 +93,40 @@ describe('the outbox', () => {
       (d) => d.channel === 'email' && written.some((e) => e.id === d.event_id),
     )
     expect(emails).toHaveLength(2)
+  })
+
+  it('knows who listens to a post over HTTP from its form: its own endpoint, one of every form, addresses to notify, or nobody', async () => {
+    const base = await listen(ctx.app)
+    const quiet = await openForm(ctx)
+    const emailed = await openForm(ctx, { notifyEmails: ['owner@example.com'] })
+    const hooked = await openForm(ctx)
+    await services.webhooks.add({ url: ok.url, formId: hooked, events: 'submission.created' })
+    const later = await openForm(ctx)
+    const before = (await events(ctx)).length
+    const post = async (form: string) => {
+      const answer = await postForm(base, form, { message: 'hello' }, { accept: 'application/json' })
+      expect(answer.status).toBe(201)
+      return (JSON.parse(answer.body) as { id: string }).id
+    }
+    const fromEmailed = await post(emailed)
+    const fromHooked = await post(hooked)
+    await post(quiet)
+    await post(later)
+    // An endpoint of every form, added since: the next post to a form nobody else listens to has an event.
+    const everyForm = await services.webhooks.add({ url: ok.url, events: 'submission.created' })
+    try {
+      const fromLater = await post(later)
+      const written = (await events(ctx)).slice(before)
+      expect(written.map((e) => [e.form_id, e.submission_id]).sort()).toEqual(
+        [
+          [emailed, fromEmailed],
+          [hooked, fromHooked],
+          [later, fromLater],
+        ].sort(),
+      )
+    } finally {
+      await services.webhooks.remove(everyForm.endpoint.id)
+    }
   })
 
   it('writes one submission.created per new imported submission of a notified form, none for updates', async () => {

@@ -134,7 +134,8 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
     reply.header('Vary', 'Origin')
 
     const { formId } = request.params
-    const found = isSafeId(formId) ? await intake.form(formId) : null
+    const read = isSafeId(formId) ? await intake.formForPost(formId) : null
+    const found = read?.form ?? null
     const origin = requestOrigin(request)
     // A page of an allowed origin may read every answer, a form switched off included.
     if (found !== null && origin !== null && originAllowed(found, origin)) context.corsOrigin = origin
@@ -192,13 +193,17 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
       )
 
     const keepAddress = form.settings.storeIpAddress
-    const id = await intake.accept(form.id, {
-      data: posted.data,
-      ipAddress: keepAddress ? request.ip : null,
-      userAgent: keepAddress ? (header(request, 'user-agent') ?? null) : null,
-      referrer: header(request, 'referer'),
-      spam,
-    })
+    const id = await intake.accept(
+      form.id,
+      {
+        data: posted.data,
+        ipAddress: keepAddress ? request.ip : null,
+        userAgent: keepAddress ? (header(request, 'user-agent') ?? null) : null,
+        referrer: header(request, 'referer'),
+        spam,
+      },
+      read?.listeners,
+    )
 
     cors(reply, context)
     if (context.json) return reply.code(201).type('application/json; charset=utf-8').send({ id })

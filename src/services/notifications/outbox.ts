@@ -1,4 +1,4 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely'
+import { type ExpressionBuilder, type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely'
 import { dialectOf } from '../../db/database.js'
 import type { DatabaseHandle } from '../../db/handle.js'
 import { param } from '../../db/prepared.js'
@@ -42,13 +42,54 @@ export interface SubmissionTargets {
 const LIKE_SUBMISSION_CREATED = '%"submission.created"%'
 const LIKE_NOTIFY_EMAILS = '%"notifyEmails":["%'
 
+/** Narrows a query of endpoints to those listening to new submissions. */
+const listening = <O>(query: SelectQueryBuilder<Database, 'webhook_endpoints', O>) =>
+  query
+    .where('webhook_endpoints.status', '=', 'active')
+    .where('webhook_endpoints.events', 'like', LIKE_SUBMISSION_CREATED)
+
 /** The endpoints listening to new submissions: `form_id` null for those of every form. */
 const listeningEndpoints = (db: Kysely<Database>) =>
-  db
-    .selectFrom('webhook_endpoints')
-    .select('form_id')
-    .where('status', '=', 'active')
-    .where('events', 'like', LIKE_SUBMISSION_CREATED)
+  listening(db.selectFrom('webhook_endpoints').select('form_id'))
+
+/** Whether a form's new submissions reach anyone, read with the form (`formListenerColumns`). */
+export interface FormListeners {
+  /** An endpoint listens to the new submissions of every form. */
+  allForms: boolean
+  /** An endpoint listens to this form's, or the form has addresses to notify. */
+  thisForm: boolean
+}
+
+/**
+ * Columns to select beside a row of `forms` that tell its `FormListeners` (`listened_all`,
+ * `listened_form`): a post reads who listens in its form's own statement instead of a second one.
+ */
+export function formListenerColumns(eb: ExpressionBuilder<Database, 'forms'>) {
+  const endpoints = () => listening(eb.selectFrom('webhook_endpoints').select('webhook_endpoints.id'))
+  return [
+    eb.exists(endpoints().where('webhook_endpoints.form_id', 'is', null)).as('listened_all'),
+    eb
+      .or([
+        eb.exists(endpoints().where('webhook_endpoints.form_id', '=', eb.ref('forms.id'))),
+        eb('forms.intake', 'like', LIKE_NOTIFY_EMAILS),
+      ])
+      .as('listened_form'),
+  ] as const
+}
+
+/** A form's listeners from the columns of `formListenerColumns` (0/1 on SQLite, booleans on PostgreSQL). */
+export function formListenersOf(row: { listened_all: unknown; listened_form: unknown }): FormListeners {
+  return { allForms: Boolean(Number(row.listened_all)), thisForm: Boolean(Number(row.listened_form)) }
+}
+
+/** The targets of posts whose forms' listeners were read with each form; null when none listens. */
+export function targetsOfListeners(
+  posts: readonly { formId: string; listeners: FormListeners }[],
+): SubmissionTargets | null {
+  const allForms = posts.some((post) => post.listeners.allForms)
+  const forms = new Set(posts.flatMap((post) => (post.listeners.thisForm ? [post.formId] : [])))
+  return allForms || forms.size > 0 ? { allForms, forms } : null
+}
 
 /** The forms with addresses to email of each new submission. */
 const emailedForms = (db: Kysely<Database>) =>
