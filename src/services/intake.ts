@@ -20,7 +20,6 @@ import {
   formListenerColumns,
   formListenersOf,
   outboxWritten,
-  prepareSubmissionTargets,
   recordSubmissionsCreated,
   targetsOfListeners,
 } from './notifications/outbox.js'
@@ -59,8 +58,8 @@ interface QueuedPost {
   formId: string
   post: IntakePost
   at: string
-  /** Who listens to its form's new submissions, when read with the form (else read before writing). */
-  listeners?: FormListeners
+  /** Who listens to its form's new submissions, read with the form (`formForPost`). */
+  listeners: FormListeners
 }
 
 /** What one retention run deleted: submissions by form, and spam. */
@@ -101,16 +100,6 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
     return (await formForPost(formId))?.form ?? null
   }
 
-  /** Who listens to the new submissions of `kept`: as read with their forms, or read now. */
-  function targetsFor(kept: readonly QueuedPost[]) {
-    const known: { formId: string; listeners: FormListeners }[] = []
-    for (const { formId, listeners } of kept) {
-      if (listeners === undefined) return readTargets(new Set(kept.map((queued) => queued.formId)))
-      known.push({ formId, listeners })
-    }
-    return targetsOfListeners(known)
-  }
-
   /** Writes a group of posts in one transaction: submissions, spam, and the notifications they owe. */
   async function writePosts(group: QueuedPost[]): Promise<string[]> {
     const rows = group.map(({ id, formId, post, at }) => ({
@@ -124,7 +113,6 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
     }))
     const spam = rows.filter((_, index) => group[index]?.post.spam === true)
     const kept = rows.filter((_, index) => group[index]?.post.spam !== true)
-    const keptPosts = group.filter((queued) => !queued.post.spam)
     const ids = group.map((queued) => queued.id)
     const insertSpam = (executor: Kysely<Database>) =>
       executor.insertInto('spam_submissions').values(spam).execute()
@@ -142,8 +130,8 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
           })),
         )
         .execute()
-    // Who listens is known before the transaction: nothing in it changes that.
-    const targets = kept.length > 0 ? await targetsFor(keptPosts) : null
+    // Who listens was read with each post's form, before the transaction: nothing in it changes that.
+    const targets = targetsOfListeners(group.filter((queued) => !queued.post.spam))
     if (targets === null && (spam.length === 0 || kept.length === 0)) {
       // One statement is atomic on its own. Without BEGIN and COMMIT, SQLite keeps no statement
       // journal for it (a submission's, with 8 KiB pages, spills to a temporary file that is
@@ -168,7 +156,6 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
     if (notified > 0) outboxWritten()
     return ids
   }
-  const readTargets = prepareSubmissionTargets(database)
   // A post alone, as most are below a few hundred a second, is one prepared statement: building
   // and compiling the insert each time cost about as much as SQLite's own work on it.
   const insertOne = database.prepare(
@@ -238,10 +225,10 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
 
     /**
      * Stores one accepted post and returns its id once it is committed; spam goes to its own table.
-     * Posts arriving together share one transaction (`db/group-commit.ts`). `listeners`, read with
-     * the form (`formForPost`), spares the group a read of who listens.
+     * Posts arriving together share one transaction (`db/group-commit.ts`). `listeners` are those
+     * read with the form (`formForPost`): the group writes the notifications they owe.
      */
-    async accept(formId: string, post: IntakePost, listeners?: FormListeners): Promise<string> {
+    async accept(formId: string, post: IntakePost, listeners: FormListeners): Promise<string> {
       return posts.write({
         id: newId('submission'),
         formId,

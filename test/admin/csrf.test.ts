@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { NO_LISTENERS } from '../../src/services/notifications/outbox.js'
 import { buildApiKey, buildForm, buildPage, buildRedirect, buildSubmission, buildUser } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { DashboardClient, PASSWORD, signedInClient, textOf } from './support.js'
@@ -58,13 +59,17 @@ describe('CSRF protection of every state-changing dashboard route', () => {
     const user = await buildUser(db, { role: 'viewer' })
     const key = await buildApiKey(db, { userId: adminId })
     const email = 'someone@example.com'
-    const spam = await ctx.services.intake.accept(form.id, {
-      data: { email },
-      ipAddress: null,
-      userAgent: null,
-      referrer: null,
-      spam: true,
-    })
+    const spam = await ctx.services.intake.accept(
+      form.id,
+      {
+        data: { email },
+        ipAddress: null,
+        userAgent: null,
+        referrer: null,
+        spam: true,
+      },
+      NO_LISTENERS,
+    )
     // Never reached (the token is checked first): a row is enough, its secret need not open.
     const webhook = 'whk_csrf0000000000000000'
     await db

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { NO_LISTENERS } from '../../src/services/notifications/outbox.js'
 import { createTestContext, type TestContext } from '../harness.js'
 
 /**
@@ -236,13 +237,17 @@ describe.skipIf(!available && !process.env.CI)('a form taking submissions from a
         { name: 'topic', label: 'Topic', type: 'select', options: ['Orders', 'Returns'] },
       ],
     })
-    await ctx.services.intake.accept(form.id, {
-      data: { email_address_of_the_sender: 'bot@example.com', message: 'x'.repeat(300) },
-      ipAddress: '203.0.113.9',
-      userAgent: 'Bot/1.0',
-      referrer: null,
-      spam: true,
-    })
+    await ctx.services.intake.accept(
+      form.id,
+      {
+        data: { email_address_of_the_sender: 'bot@example.com', message: 'x'.repeat(300) },
+        ipAddress: '203.0.113.9',
+        userAgent: 'Bot/1.0',
+        referrer: null,
+        spam: true,
+      },
+      NO_LISTENERS,
+    )
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true })
     const page = await context.newPage()
     await page.goto(`${base}/admin/login`)

@@ -4,7 +4,9 @@ import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
+import { SQLITE_ERROR_CODES } from '../../src/db/dialects/sqlite.js'
 import { openSqliteConnection } from '../../src/db/dialects/sqlite-driver.js'
+import { translateDatabaseError } from '../../src/db/errors.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { UnavailableError } from '../../src/errors.js'
 import { createServices, type Services } from '../../src/services/index.js'
@@ -132,6 +134,19 @@ describe('the database error boundary', () => {
     )
     expect(error).toBeInstanceOf(UnavailableError)
   })
+
+  it.runIf(TEST_DIALECT === 'sqlite')(
+    'reads every way SQLite says "database is locked" as unavailable, whichever driver names it',
+    () => {
+      for (const code of ['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_TIMEOUT'])
+        expect(
+          translateDatabaseError(
+            Object.assign(new Error('database is locked'), { code }),
+            SQLITE_ERROR_CODES,
+          ),
+        ).toBeInstanceOf(UnavailableError)
+    },
+  )
 
   it.runIf(TEST_DIALECT === 'postgres')('answers ping with UnavailableError too', async () => {
     await expect(handle.ping()).rejects.toBeInstanceOf(UnavailableError)

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../../src/db/database.js'
 import { startSqliteWorker } from '../../src/db/dialects/sqlite-checkpoints.js'
@@ -55,12 +56,10 @@ describe.runIf(TEST_DIALECT === 'sqlite')('a write transaction on SQLite', () =>
       expect(await other).toBeNull()
       const forms = await handle.db.selectFrom('forms').select('title').execute()
       expect(forms).toEqual([{ title: 'Written after the read' }])
-      const tables = await handle.db
-        .selectFrom('sqlite_master' as never)
-        .select('name' as never)
-        .where('name' as never, '=', 'written_meanwhile' as never)
-        .execute()
-      expect(tables).toHaveLength(1)
+      const { rows } = await sql`select name from sqlite_master where name = 'written_meanwhile'`.execute(
+        handle.db,
+      )
+      expect(rows).toHaveLength(1)
     } finally {
       await handle.close()
     }

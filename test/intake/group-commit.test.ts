@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createFormCounts } from '../../src/services/form-counts.js'
+import { NO_LISTENERS } from '../../src/services/notifications/outbox.js'
 import { buildApiKey } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { GENEROUS_LIMITS } from '../security-suite.js'
@@ -49,13 +50,17 @@ describe('posts that arrive together', () => {
     // Accepted in the same turn of the event loop, as posts from many connections are under load.
     const ids = await Promise.all(
       posts.map(({ form, spam, index }) =>
-        ctx.services.intake.accept(form, {
-          data: { n: String(index) },
-          ipAddress: '192.0.2.1',
-          userAgent: null,
-          referrer: null,
-          spam,
-        }),
+        ctx.services.intake.accept(
+          form,
+          {
+            data: { n: String(index) },
+            ipAddress: '192.0.2.1',
+            userAgent: null,
+            referrer: null,
+            spam,
+          },
+          NO_LISTENERS,
+        ),
       ),
     )
     expect(new Set(ids).size).toBe(120)
@@ -92,9 +97,9 @@ describe('posts that arrive together', () => {
     const post = { data: { a: '1' }, ipAddress: null, userAgent: null, referrer: null, spam: false }
     // A form that no longer exists fails its insert (foreign key); the others share its turn.
     const settled = await Promise.allSettled([
-      ctx.services.intake.accept(form, post),
-      ctx.services.intake.accept('form_gone', post),
-      ctx.services.intake.accept(form, post),
+      ctx.services.intake.accept(form, post, NO_LISTENERS),
+      ctx.services.intake.accept('form_gone', post, NO_LISTENERS),
+      ctx.services.intake.accept(form, post, NO_LISTENERS),
     ])
     expect(settled.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
     const kept = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))

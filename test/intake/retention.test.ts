@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ValidationError } from '../../src/errors.js'
 import { createIntakeService } from '../../src/services/intake.js'
+import { NO_LISTENERS } from '../../src/services/notifications/outbox.js'
 import { formatTimestamp } from '../../src/time.js'
 import { buildApiKey, buildForm, buildSubmission } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
@@ -67,8 +68,8 @@ describe('retention of submissions', () => {
     const form = await intakeForm(ctx)
     const past = createIntakeService(ctx.database, { clock: () => Date.now() - 31 * DAY_MS })
     const post = { data: { a: '1' }, ipAddress: null, userAgent: null, referrer: null, spam: true }
-    await past.accept(form, post)
-    await ctx.services.intake.accept(form, post)
+    await past.accept(form, post, NO_LISTENERS)
+    await ctx.services.intake.accept(form, post, NO_LISTENERS)
     expect(await ctx.services.intake.spamCount(form)).toBe(2)
     const run = await ctx.services.intake.purgeExpired()
     expect(run.spam).toBe(1)

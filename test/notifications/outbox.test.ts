@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BULK_STATEMENT_TIMEOUT_MS, openDatabase } from '../../src/db/database.js'
 import { createImporter } from '../../src/services/import/index.js'
 import type { Services } from '../../src/services/index.js'
+import { NO_LISTENERS } from '../../src/services/notifications/outbox.js'
 import { buildPage } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { listen, postForm } from '../intake/support.js'
@@ -45,13 +46,17 @@ describe('the outbox', () => {
     const form = await openForm(ctx)
     await services.webhooks.add({ url: ok.url, formId: form, events: 'submission.created' })
     const before = (await events(ctx)).length
-    const id = await ctx.services.intake.accept(form, {
-      data: { message: 'not a bot after all' },
-      ipAddress: null,
-      userAgent: null,
-      referrer: null,
-      spam: true,
-    })
+    const id = await ctx.services.intake.accept(
+      form,
+      {
+        data: { message: 'not a bot after all' },
+        ipAddress: null,
+        userAgent: null,
+        referrer: null,
+        spam: true,
+      },
+      NO_LISTENERS,
+    )
     expect(await events(ctx)).toHaveLength(before)
     await ctx.services.spam.release(id, 'cli')
     const written = (await events(ctx)).slice(before)
@@ -61,7 +66,7 @@ describe('the outbox', () => {
   })
 
   it('writes an event and an email for the posts of a form with addresses to notify, alone or in a group with other forms, and none for the others', async () => {
-    // Other forms with and without addresses: each post asks about its own forms only.
+    // Other forms with and without addresses: each post's form tells who listens to it alone.
     for (let i = 0; i < 5; i++)
       await openForm(ctx, i % 2 === 0 ? { notifyEmails: ['other@example.com'] } : {})
     const notified = await openForm(ctx, { notifyEmails: ['owner@example.com'] })
@@ -73,14 +78,22 @@ describe('the outbox', () => {
       referrer: null,
       spam: false,
     })
+    // Who listens, read with each form as the intake's face reads it.
+    const listenersOf = async (form: string) => (await ctx.services.intake.formForPost(form))?.listeners
+    const [toNotified, toQuiet] = [await listenersOf(notified), await listenersOf(quiet)]
+    expect([toNotified, toQuiet]).toEqual([
+      { allForms: false, thisForm: true },
+      { allForms: false, thisForm: false },
+    ])
+    if (toNotified === undefined || toQuiet === undefined) throw new Error('the forms exist')
     const before = (await events(ctx)).length
-    const alone = await ctx.services.intake.accept(notified, post(1))
-    await ctx.services.intake.accept(quiet, post(2))
+    const alone = await ctx.services.intake.accept(notified, post(1), toNotified)
+    await ctx.services.intake.accept(quiet, post(2), toQuiet)
     // Accepted in one turn of the event loop, so they are written as one group of two forms.
     const grouped = await Promise.all([
-      ctx.services.intake.accept(quiet, post(3)),
-      ctx.services.intake.accept(notified, post(4)),
-      ctx.services.intake.accept(quiet, post(5)),
+      ctx.services.intake.accept(quiet, post(3), toQuiet),
+      ctx.services.intake.accept(notified, post(4), toNotified),
+      ctx.services.intake.accept(quiet, post(5), toQuiet),
     ])
     const written = (await events(ctx)).slice(before)
     expect(written.map((e) => [e.form_id, e.submission_id]).sort()).toEqual(

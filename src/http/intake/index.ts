@@ -139,8 +139,9 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
     const origin = requestOrigin(request)
     // A page of an allowed origin may read every answer, a form switched off included.
     if (found !== null && origin !== null && originAllowed(found, origin)) context.corsOrigin = origin
-    const form = found !== null && takesPosts(found) ? found : null
-    if (form === null) throw new IntakeRefusal('resource_not_found', notFoundMessage(formId))
+    const taking = read !== null && takesPosts(read.form) ? read : null
+    if (taking === null) throw new IntakeRefusal('resource_not_found', notFoundMessage(formId))
+    const { form, listeners } = taking
     if (origin !== null && !originAllowed(form, origin))
       throw new IntakeRefusal('origin_not_allowed', 'This origin may not post to this form')
 
@@ -202,7 +203,7 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
         referrer: header(request, 'referer'),
         spam,
       },
-      read?.listeners,
+      listeners,
     )
 
     cors(reply, context)

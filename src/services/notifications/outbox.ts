@@ -1,7 +1,5 @@
 import { type ExpressionBuilder, type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely'
 import { dialectOf } from '../../db/database.js'
-import type { DatabaseHandle } from '../../db/handle.js'
-import { param } from '../../db/prepared.js'
 import type { ContentKind, Database, NotificationEventType } from '../../db/tables.js'
 import { randomBase62 } from '../../ids.js'
 import { formatTimestamp } from '../../time.js'
@@ -77,6 +75,9 @@ export function formListenerColumns(eb: ExpressionBuilder<Database, 'forms'>) {
   ] as const
 }
 
+/** Nobody listens: what a caught post needs, since spam notifies no one. */
+export const NO_LISTENERS: FormListeners = { allForms: false, thisForm: false }
+
 /** A form's listeners from the columns of `formListenerColumns` (0/1 on SQLite, booleans on PostgreSQL). */
 export function formListenersOf(row: { listened_all: unknown; listened_form: unknown }): FormListeners {
   return { allForms: Boolean(Number(row.listened_all)), thisForm: Boolean(Number(row.listened_form)) }
@@ -125,34 +126,6 @@ export async function submissionTargets(
           .$if(formIds !== undefined, (q) => q.where('id', 'in', formIds as readonly string[]))
           .execute()
   return targetsOf(endpoints, emailed)
-}
-
-/**
- * `submissionTargets` for the new submissions of some forms, as the intake asks before each group
- * of posts it writes. A group of one form's posts, nearly every group, is one prepared statement
- * that reads that form's row by its key: the cost stays a few microseconds however many forms the
- * site has, where reading every form's settings grew with them.
- */
-export function prepareSubmissionTargets(
-  database: DatabaseHandle,
-): (formIds: ReadonlySet<string>) => Promise<SubmissionTargets | null> {
-  const { db } = database
-  const readOne = database.prepare(
-    listeningEndpoints(db)
-      .select(sql<number>`1`.as('endpoint'))
-      .unionAll(emailedForms(db).where('id', '=', param('formId')).select(sql<number>`0`.as('endpoint'))),
-  )
-  return async (formIds) => {
-    const [only] = formIds
-    if (only === undefined || formIds.size > 1) return submissionTargets(db, [...formIds])
-    const rows = await readOne({ formId: only })
-    return targetsOf(
-      rows.filter((row) => Number(row.endpoint) === 1),
-      rows.flatMap((row) =>
-        Number(row.endpoint) === 0 && row.form_id !== null ? [{ form_id: row.form_id }] : [],
-      ),
-    )
-  }
 }
 
 /**
