@@ -20,6 +20,7 @@ function reachable(host: string, port: number): Promise<boolean> {
 // the server's own tests.
 const UNIT_TESTS = [
   'src/html.test.ts',
+  'src/ids.test.ts',
   'src/resources/readers.test.ts',
   'src/http/api/v1/authorization.test.ts',
   'src/http/api/v1/response-cache.test.ts',
@@ -47,6 +48,7 @@ const SQLITE_ONLY_TESTS = [
   'test/contract/openapi-lint.test.ts',
   'test/db/sqlite-driver.test.ts',
   'test/db/sqlite-file.test.ts',
+  'test/db/sqlite-statements.test.ts',
   'test/db/background-checkpoints.test.ts',
   'test/docs/reference-browser.test.ts',
   'test/first-hour/demo-and-cli.test.ts',

@@ -135,7 +135,7 @@ export function createDashboardLists(db: Kysely<Database>) {
   return {
     /**
      * Forms whose title or description holds the search, with their submission and unread counts;
-     * `unread` keeps the forms that have unread submissions (found by migration 008's partial index).
+     * `unread` keeps the forms that have unread submissions (found by migration 013's index of the read flag).
      */
     forms(view: ListView<FormFilter, FormSort>): Promise<PageOf<AdminForm>> {
       const search = checkSearch(view.search)

@@ -99,7 +99,7 @@ export function createInboxService(db: Kysely<Database>) {
 
     /**
      * One numbered page of a view, with the view's total. The filters and the order follow the
-     * (form_id, created_at, id) indexes (migrations 001 and 008); a search reads every row of the
+     * (form_id, …, created_at, id) indexes (migrations 001 and 013); a search reads every row of the
      * form (or of its unread or starred ones) and compares its text. The page's ids are chosen first
      * (from whichever end of the order is nearer, see `pageWindow`) and only their rows read, so a
      * deep page skips index entries rather than whole rows.

@@ -27,6 +27,7 @@ const RELEASED: Record<string, string> = {
   '012-form-intake.ts': 'c091950eae1aa4cb3c16bd19247963d76ce3f173d18da1f8d09dadc87c77a70d',
   '013-key-scopes.ts': '5f567fa7331a04e277563ac5fcd286577d2a57050385ca9363df5ee330d477ff',
   '014-notifications.ts': '9d6411c48fcff986e5134caf939c3baec280ce2899572eeeeb50d22d4b8ddae5',
+  '015-drop-inbox-partial-indexes.ts': '5d13317832165f0dea8d5979f5045f1d84fd172fd7451fdf8b4e2580a9e15544',
 }
 
 const migrationFiles = () => readdirSync(MIGRATIONS_DIR).filter((name) => /^\d{3}-.+\.ts$/.test(name))

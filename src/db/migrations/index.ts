@@ -13,6 +13,7 @@ import * as scopedContentVersions from './011-scoped-content-versions.js'
 import * as formIntake from './012-form-intake.js'
 import * as keyScopes from './013-key-scopes.js'
 import * as notifications from './014-notifications.js'
+import * as dropInboxPartialIndexes from './015-drop-inbox-partial-indexes.js'
 
 /** Migrations are listed here rather than read from disk so that source and build run the same set. */
 export const migrationProvider: MigrationProvider = {
@@ -32,6 +33,7 @@ export const migrationProvider: MigrationProvider = {
       '012-form-intake': formIntake,
       '013-key-scopes': keyScopes,
       '014-notifications': notifications,
+      '015-drop-inbox-partial-indexes': dropInboxPartialIndexes,
     }
   },
 }

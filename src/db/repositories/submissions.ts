@@ -35,7 +35,7 @@ type SubmissionQuery<O> = SelectQueryBuilder<Database, 'submissions', O>
 const matches = (search: { data: string; notes: string }) =>
   sql<boolean>`(lower(${sql.ref('submissions.data')}) like lower(${search.data}) escape '\\' or lower(coalesce(${sql.ref('submissions.notes')}, '')) like lower(${search.notes}) escape '\\')`
 
-/** The view's conditions; the filters follow the (form_id, …, created_at, id) indexes (migrations 001, 008). */
+/** The view's conditions; the filters follow the (form_id, …, created_at, id) indexes (migrations 001, 013). */
 function scoped<O>(query: SubmissionQuery<O>, view: SubmissionView): SubmissionQuery<O> {
   let out = query.where('submissions.form_id', '=', view.formId)
   if (view.filter === 'unread') out = out.where('submissions.is_read', '=', 0)

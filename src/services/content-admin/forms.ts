@@ -23,7 +23,7 @@ export interface AdminForm {
   description: string | null
   isActive: boolean
   submissionCount: number
-  /** Submissions not yet marked as read (counted from the partial index of migration 008). */
+  /** Submissions not yet marked as read (kept by the database's triggers, migration 011). */
   unreadCount: number
   createdAt: string
 }
