@@ -21,6 +21,7 @@ function reachable(host: string, port: number): Promise<boolean> {
 const UNIT_TESTS = [
   'src/html.test.ts',
   'src/ids.test.ts',
+  'test/bench/reads-under-writes.test.ts',
   'src/resources/readers.test.ts',
   'src/http/api/v1/authorization.test.ts',
   'src/http/api/v1/response-cache.test.ts',

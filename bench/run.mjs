@@ -57,6 +57,7 @@ import {
   sleep,
   stopProcess,
 } from './lib/processes.mjs'
+import { readsUnderWritesSteps } from './lib/reads-under-writes.mjs'
 import { writeReports } from './lib/report.mjs'
 
 const config = readConfig()
@@ -170,8 +171,14 @@ async function main() {
   const primary = databases.get(config.mainSize)
   const mainLabel = sizeLabel(config.mainSize)
   const mainScenarios = scenariosFor(primary.dataset.description, { main: true }).filter(selected)
+  const rwSteps = selected({ id: 'reads-under-writes', group: 'reads-under-writes' })
+    ? readsUnderWritesSteps(primary.dataset.description, {
+        writeKind: config.writer,
+        timing: { duration: config.rwDuration, warmup: config.rwWarmup, sliceMs: config.rwSliceMs },
+      })
+    : []
   // Reads under writes post through the intake: the big form takes posts, from many addresses.
-  const intakeWrites = config.writer === 'intake' && mainScenarios.some((s) => s.writes > 0)
+  const intakeWrites = config.writer === 'intake' && rwSteps.length > 0
   const serverEnv = intakeWrites ? { env: INTAKE_ENV } : {}
   if (intakeWrites)
     await enableIntake(lecternHome(), primary.database.url, primary.dataset.description.bigFormId)
@@ -202,11 +209,21 @@ async function main() {
         measure('sqlite', mainLabel, scenario, await sqlite.current(), sqliteKey, primary.database.url),
       )
       // Reads under writes compare Lectern with itself without writes; the bare server has no data.
-      if (scenario.writes === undefined) {
-        await attempt(`bare ${scenario.id}`, () =>
-          measureBare(mainLabel, scenario, sqliteFixtures.get(scenario.id)),
+      await attempt(`bare ${scenario.id}`, () =>
+        measureBare(mainLabel, scenario, sqliteFixtures.get(scenario.id)),
+      )
+      if (pg) {
+        await attempt(`postgres ${scenario.id}`, async () =>
+          measure('postgres', mainLabel, scenario, await pg.current(), postgres.key, postgres.url),
         )
       }
+    }
+    // Reads under writes compare Lectern with itself without writes (the bare server has no data),
+    // within one run: SQLite, then PostgreSQL, at each step.
+    for (const { scenario } of rwSteps) {
+      await attempt(`sqlite ${scenario.id}`, async () =>
+        measure('sqlite', mainLabel, scenario, await sqlite.current(), sqliteKey, primary.database.url),
+      )
       if (pg) {
         await attempt(`postgres ${scenario.id}`, async () =>
           measure('postgres', mainLabel, scenario, await pg.current(), postgres.key, postgres.url),
@@ -214,7 +231,7 @@ async function main() {
       }
     }
   }
-  if (mainScenarios.length > 0) {
+  if (mainScenarios.length + rwSteps.length > 0) {
     const sqliteKey = await createApiKey(primary.database.url)
     await withLectern(primary.database.url, serverEnv, async (sqlite) => {
       for (const scenario of mainScenarios) {
@@ -290,42 +307,6 @@ function selected(scenario) {
     config.scenarios === null ||
     config.scenarios.includes(scenario.id) ||
     (scenario.group !== undefined && config.scenarios.includes(scenario.group))
-  )
-}
-
-/**
- * "Reads under writes": page 1 of the big form, and the redirects list, each read with no writes
- * and then while a second process marks submissions of the big form read and unread at 5 and at
- * 50 writes/s, one run right after the other so the ratios compare runs seconds apart.
- */
-function readsUnderWrites(description) {
-  const writeRates = [5, 50]
-  const targets = [
-    {
-      name: 'submissions',
-      label: `page 1 (20) of the ${sizeLabel(description.bigFormSubmissions)} form`,
-      path: `/api/v1/forms/${description.bigFormId}/submissions?page=1&pageSize=20`,
-      total: description.bigFormSubmissions,
-    },
-    {
-      name: 'redirects',
-      label: 'redirects page 1 (20)',
-      path: '/api/v1/page-builder/redirects?page=1&pageSize=20',
-      total: description.counts.redirects,
-    },
-  ]
-  const kind = config.writer === 'intake' ? 'posts (POST /f/{id})' : 'inbox updates'
-  return targets.flatMap((target) =>
-    [0, ...writeRates].map((writes) => ({
-      id: `rw-${target.name}-${writes}`,
-      group: 'reads-under-writes',
-      title: `Reads under writes: ${target.label}, ${writes} ${kind}/s to the big form`,
-      path: target.path,
-      total: target.total,
-      writes,
-      writeKind: config.writer,
-      writeFormId: description.bigFormId,
-    })),
   )
 }
 
@@ -414,7 +395,7 @@ function scenariosFor(description, { main }) {
       connections: 1,
     },
   ]
-  if (main) return [...all, ...readsUnderWrites(description)]
+  if (main) return all
   return all.filter((s) => s.id === 'hot-submissions' || s.id === 'random-page' || s.id === 'random-page-100')
 }
 
@@ -497,11 +478,16 @@ async function withLectern(databaseUrl, options, work) {
  * Starts the process that writes to `formId` of `databaseUrl` at `rate` writes/s; resolves once it
  * writes. `stop()` ends it and resolves to the writes it made per second.
  */
-async function startWriter(databaseUrl, formId, rate, { kind = 'updates', port, home = lecternHome() } = {}) {
+async function startWriter(
+  databaseUrl,
+  formId,
+  rate,
+  { kind = 'updates', port, home = lecternHome(), paused = false } = {},
+) {
   // On the load generator's core: its posts are load, like the reads.
   const [command, args] = onCpu(LOAD_CPU, process.execPath, [
     join(ROOT, 'bench', 'lib', 'writer.mjs'),
-    JSON.stringify({ home, databaseUrl, formId, rate, kind, port }),
+    JSON.stringify({ home, databaseUrl, formId, rate, kind, port, paused }),
   ])
   const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
   const kill = () => stopProcess(child)
@@ -520,6 +506,7 @@ async function startWriter(databaseUrl, formId, rate, { kind = 'updates', port, 
     closed.then((code) => reject(new Error(`writer exited (${code}): ${stderr.slice(0, 500)}`)))
   })
   return {
+    pid: child.pid,
     async stop() {
       child.kill('SIGTERM')
       await closed
@@ -541,8 +528,8 @@ async function measure(server, dataset, scenario, target, key, databaseUrl) {
     path: scenario.path,
     headers: key ? { authorization: `Bearer ${key}` } : {},
     connections,
-    duration: config.duration,
-    warmup: config.warmup,
+    duration: scenario.duration ?? config.duration,
+    warmup: scenario.warmup ?? config.warmup,
     ...(scenario.random ? { random: scenario.random } : {}),
     ...(scenario.overallRate ? { overallRate: scenario.overallRate } : {}),
     ...(scenario.paced ? { paced: scenario.paced } : {}),
@@ -557,8 +544,12 @@ async function measure(server, dataset, scenario, target, key, databaseUrl) {
           kind: scenario.writeKind,
           port: target.port,
           home: target.from,
+          paused: scenario.sliceMs !== undefined,
         })
       : null
+  // Interleaved: the load generator pauses and resumes the writer, slice by slice.
+  if (writer && scenario.sliceMs !== undefined)
+    load.slices = { ms: scenario.sliceMs, writerPid: writer.pid, serverPid: target.pid }
   let result
   let writesPerSec = null
   try {
@@ -592,6 +583,7 @@ async function measure(server, dataset, scenario, target, key, databaseUrl) {
     otherCpu: cpu?.other ?? null,
     // The server's own CPU time per 1,000 answers: steadier than req/s on a shared machine.
     serverCpuMsPer1k: cpu && result.requests > 0 ? Math.round((cpu.serverMs / result.requests) * 1000) : null,
+    ...(scenario.list ? { list: scenario.list, listLabel: scenario.listLabel } : {}),
     ...(scenario.writes !== undefined
       ? {
           writes: scenario.writes,
@@ -608,6 +600,14 @@ async function measure(server, dataset, scenario, target, key, databaseUrl) {
       `${entry.serverCpuMsPer1k === null ? '' : `, server CPU ${entry.serverCpuMsPer1k} ms/1k req`}` +
       `${entry.writesPerSec === undefined ? '' : `, ${entry.writesPerSec} writes/s`}${entry.non2xx + entry.errors > 0 ? `, ${entry.non2xx} non-2xx, ${entry.errors} errors` : ''}`,
   )
+  const sides = entry.interleaved
+  if (sides) {
+    log(
+      `         without writes ${Math.round(sides.off.reqPerSec)} req/s, p99 ${sides.off.latencyMs.p99} ms, CPU ${sides.off.serverCpuMsPer1k} ms/1k; ` +
+        `with ${Math.round(sides.on.reqPerSec)} req/s, p99 ${sides.on.latencyMs.p99} ms, CPU ${sides.on.serverCpuMsPer1k} ms/1k ` +
+        `(${sides.pairs.length} pairs of ${sides.sliceMs} ms)`,
+    )
+  }
   return entry
 }
 
@@ -987,7 +987,8 @@ async function intakeRun() {
   const results = await newResults('intake', {
     clients: config.intakeClients,
     readRate: config.intakeReadRate,
-    rounds: config.intakeRounds,
+    readsDurationS: config.intakeReadsDuration,
+    sliceMs: config.rwSliceMs,
   })
   const { note, attempt } = attemptInto(results)
   const dataset = ensureDataset(config.dataDir, config.seed, config.mainSize, log)
@@ -1032,35 +1033,27 @@ async function intakeRun() {
       connections: config.intakeClients,
       pacedBy: { sqlite: 1000, postgres: 500 },
     },
-    { id: 'intake-reads-0', title: `Hot list of the ${label} form, no posts`, path: hot, writes: 0 },
     {
+      // One run with the writer paused and resumed in turn (A/B/A/B), slice by slice: both sides of
+      // each pair meet the same machine a fraction of a second apart.
       id: `intake-reads-${config.intakeReadRate}`,
-      title: `Hot list of the ${label} form while ${config.intakeReadRate} posts/s arrive`,
+      title: `Hot list of the ${label} form, without and with ${config.intakeReadRate} posts/s`,
       path: hot,
       writes: config.intakeReadRate,
       writeKind: 'intake',
       writeFormId: bigFormId,
+      duration: config.intakeReadsDuration,
+      sliceMs: config.rwSliceMs,
     },
   ].filter((s) => config.scenarios === null || config.scenarios.includes(s.id))
   const servers = [['sqlite', sqliteUrl, {}, sqliteKey]]
   if (postgres) servers.push(['postgres', postgres.url, { redisUrl: config.redisUrl }, postgres.key])
-  // Posts once each; the hot list without and with posts in turn, `intakeRounds` times (A/B/A/B).
-  const reads = scenarios.filter((s) => s.id.startsWith('intake-reads-'))
-  const steps = [
-    ...scenarios.filter((s) => !reads.includes(s)).map((scenario) => ({ scenario })),
-    ...Array.from({ length: config.intakeRounds }, (_, index) =>
-      reads.map((scenario) => ({ scenario, round: index + 1 })),
-    ).flat(),
-  ]
   await withEach(servers, async (running) => {
-    for (const { scenario, round } of steps) {
+    for (const scenario of scenarios) {
       for (const [server, url, , key] of servers) {
         const paced = scenario.pacedBy ? { paced: scenario.pacedBy[server] } : {}
-        await attempt(
-          `${server} ${scenario.id}${round ? ` round ${round}` : ''}`,
-          async () =>
-            measure(server, label, { ...scenario, ...paced }, await running.get(server).current(), key, url),
-          round ? { round } : {},
+        await attempt(`${server} ${scenario.id}`, async () =>
+          measure(server, label, { ...scenario, ...paced }, await running.get(server).current(), key, url),
         )
       }
     }

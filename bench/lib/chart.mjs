@@ -36,12 +36,30 @@ const formatMs = (v) => (v >= 100 ? String(Math.round(v)) : v >= 10 ? v.toFixed(
 const tickLabel = (v) => (v >= 1000 ? `${v / 1000}k` : v >= 1 ? String(v) : String(Number(v.toPrecision(1))))
 
 /**
+ * The runs drawn: a run that read with and without writes in alternate slices is drawn as its two
+ * sides, each with the answers of its own slices.
+ */
+function chartedRuns(runs) {
+  return runs.flatMap((run) => {
+    if (!run.interleaved) return [run]
+    const side = (on) => ({
+      ...run,
+      scenario: `${run.scenario}:${on ? 'with' : 'without'}`,
+      title: run.title.replace(/without and with (.*)$/, on ? 'with $1' : 'without writes'),
+      reqPerSec: run.interleaved[on ? 'on' : 'off'].reqPerSec,
+      latencyMs: run.interleaved[on ? 'on' : 'off'].latencyMs,
+    })
+    return [side(false), side(true)]
+  })
+}
+
+/**
  * A hand-drawn SVG of every scenario: throughput (req/s) and latency (p50 solid, p99 light) per
  * server, both on log scales so that the bare server and a slow deep page fit on one chart.
  */
 export function renderChart(results) {
   const groups = []
-  for (const run of results.runs) {
+  for (const run of chartedRuns(results.runs)) {
     let group = groups.find((g) => g.dataset === run.dataset && g.scenario === run.scenario)
     if (!group) {
       group = { dataset: run.dataset, scenario: run.scenario, title: run.title, runs: [] }

@@ -59,13 +59,17 @@ export function readConfig() {
     redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379/13',
     // Reads under writes: visitors' posts through the intake (`intake`) or inbox updates (`updates`).
     writer: oneOf('BENCH_WRITER', ['intake', 'updates'], 'intake'),
+    // Reads under writes: each list's run at each write rate, the writer paused and resumed in
+    // slices of `rwSliceMs` (32 pairs in a full run's 16 s).
+    rwDuration: number('BENCH_RW_DURATION', quick ? 6 : 16),
+    rwWarmup: number('BENCH_RW_WARMUP', 1),
+    rwSliceMs: number('BENCH_RW_SLICE_MS', 250),
     // The intake run: concurrent posting clients (each post from one of as many addresses), and the
     // post rate while the hot list is read.
     intakeClients: number('BENCH_INTAKE_CLIENTS', 100),
     intakeReadRate: number('BENCH_INTAKE_READ_RATE', 200),
-    // Rounds of the hot list without and with posts, in turn in one server: each round's pair gives a
-    // ratio, and the median ratio is judged, so one disturbed measurement does not decide it.
-    intakeRounds: number('BENCH_INTAKE_ROUNDS', 3),
+    // The hot list read while the post writer is paused and resumed in slices of `rwSliceMs`.
+    intakeReadsDuration: number('BENCH_INTAKE_READS_DURATION', quick ? 10 : 30),
     // The before/after run: the built tree of the earlier commit, and A/B rounds per measurement.
     beforeDir: process.env.BENCH_BEFORE_DIR || join(ROOT, 'bench', 'data', 'before'),
     abRounds: number('BENCH_AB_ROUNDS', 3),

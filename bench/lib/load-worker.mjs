@@ -11,6 +11,7 @@
 //
 // Latency is recorded here from each response's own timing in microseconds; autocannon's summary
 // rounds latencies to whole milliseconds, too coarse for sub-millisecond answers.
+import { readFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import autocannon from 'autocannon'
 import { createRandom } from './random.mjs'
@@ -29,6 +30,9 @@ function createRecorder() {
         samples = grown
       }
       samples[count++] = ms
+    },
+    values() {
+      return samples.subarray(0, count)
     },
     summary() {
       const sorted = samples.slice(0, count).sort()
@@ -121,13 +125,18 @@ async function runAutocannon(duration, seedSuffix, recorder) {
         }
       : {}),
   })
+  const slicer = recorder && options.slices ? createSlicer(options.slices) : null
   if (recorder) {
     instance.on('response', (_client, statusCode, _bytes, responseTime) => {
-      if (statusCode >= 200 && statusCode < 300) recorder.add(responseTime)
+      if (statusCode < 200 || statusCode >= 300) return
+      recorder.add(responseTime)
+      slicer?.add(responseTime)
     })
   }
   const result = await instance
+  slicer?.stop()
   return {
+    ...(slicer ? { interleaved: slicer.summary() } : {}),
     reqPerSec: result.requests.average,
     requests: result.requests.total,
     durationS: result.duration,
@@ -218,6 +227,110 @@ function runPaced(duration, seedSuffix, recorder) {
     }
     tick()
   })
+}
+
+/** The server's CPU time so far, in clock ticks (10 ms), from its own accounting. */
+function serverTicks(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return Number(fields[11]) + Number(fields[12])
+}
+
+/**
+ * Reads with and without writes in alternate slices of one run (`slices`: { ms, writerPid,
+ * serverPid, guardMs }): the writer is paused in even slices and writes in odd ones, so both sides
+ * of each pair meet the same machine a second apart. Answers count for the slice they arrive in,
+ * except in its first and last `guardMs`, while the writer's change takes effect; the server's CPU
+ * time is read at each slice's edges.
+ */
+function createSlicer({ ms, writerPid, serverPid, guardMs = 50 }) {
+  const started = performance.now()
+  const slices = []
+  const open = () => {
+    const index = slices.length
+    const on = index % 2 === 1
+    process.kill(writerPid, on ? 'SIGUSR1' : 'SIGUSR2')
+    slices.push({
+      on,
+      answers: 0,
+      recorder: createRecorder(),
+      ticksAtStart: serverTicks(serverPid),
+      ticks: null,
+    })
+  }
+  const close = () => {
+    const slice = slices.at(-1)
+    if (slice && slice.ticks === null) slice.ticks = serverTicks(serverPid) - slice.ticksAtStart
+  }
+  // Each edge is timed from the start, so that late timers do not add up.
+  let timer
+  const next = () => {
+    timer = setTimeout(
+      () => {
+        close()
+        open()
+        next()
+      },
+      Math.max(0, started + slices.length * ms - performance.now()),
+    )
+  }
+  open()
+  next()
+  return {
+    add(latencyMs) {
+      const at = performance.now() - started
+      const index = Math.floor(at / ms)
+      const within = at - index * ms
+      const slice = slices[index]
+      if (slice === undefined || within < guardMs || within > ms - guardMs) return
+      slice.answers++
+      slice.recorder.add(latencyMs)
+    },
+    stop() {
+      clearTimeout(timer)
+      close()
+      process.kill(writerPid, 'SIGUSR2')
+    },
+    summary() {
+      // Whole pairs only: an unfinished last slice is left out.
+      const pairs = []
+      for (let i = 0; i + 1 < slices.length; i += 2) {
+        const [off, on] = [slices[i], slices[i + 1]]
+        if (off.ticks === null || on.ticks === null) continue
+        const countedS = (ms - 2 * guardMs) / 1000
+        const side = (slice) => ({
+          reqPerSec: Math.round((slice.answers / countedS) * 10) / 10,
+          p99: slice.recorder.summary().p99,
+          serverCpuMsPer1k:
+            slice.answers > 0
+              ? Math.round(((slice.ticks * 10) / (slice.answers / countedS) / (ms / 1000)) * 1000 * 10) / 10
+              : null,
+        })
+        pairs.push({ off: side(off), on: side(on) })
+      }
+      const all = (on) => {
+        const recorder = createRecorder()
+        let answers = 0
+        let ticks = 0
+        for (const slice of slices.slice(0, pairs.length * 2).filter((s) => s.on === on)) {
+          answers += slice.answers
+          ticks += slice.ticks
+          for (const value of slice.recorder.values()) recorder.add(value)
+        }
+        const seconds = (pairs.length * (ms - 2 * guardMs)) / 1000
+        return {
+          reqPerSec: seconds > 0 ? Math.round((answers / seconds) * 10) / 10 : null,
+          latencyMs: recorder.summary(),
+          // CPU over the whole slices, answers over their counted part: scaled to the same time.
+          serverCpuMsPer1k:
+            answers > 0
+              ? Math.round(((ticks * 10) / (answers * (ms / (ms - 2 * guardMs)))) * 1000 * 10) / 10
+              : null,
+        }
+      }
+      return { sliceMs: ms, guardMs, pairs, off: all(false), on: all(true) }
+    },
+  }
 }
 
 const fire = options.paced ? runPaced : runAutocannon

@@ -10,10 +10,6 @@ const ms = (n) => (n === null || n === undefined ? '–' : n >= 10 ? n.toFixed(1
 const mb = (kb) => (kb === null || kb === undefined ? '–' : String(Math.round(kb / 1024)))
 const pct = (cores) => (cores === null || cores === undefined ? '–' : `${Math.round(cores * 100)}%`)
 const times = (n) => (n === null || n === undefined || !Number.isFinite(n) ? '–' : `${n.toFixed(2)}×`)
-const mean = (values) => {
-  const present = values.filter((v) => v !== null && v !== undefined)
-  return present.length === 0 ? null : present.reduce((a, b) => a + b, 0) / present.length
-}
 const median = (values) => {
   if (values.length === 0) return null
   const sorted = [...values].sort((a, b) => a - b)
@@ -71,30 +67,17 @@ function intakeSummary(results) {
           : `| p99 ≤ 50 ms | ${DB[server]} | saturated only, ${posts.connections} clients back to back: p99 ${ms(posts.latencyMs.p99)} ms, p50 ${ms(posts.latencyMs.p50)} ms | ${verdict(posts.latencyMs.p99 <= 50)} |`,
       )
     }
-    // Each round pairs the hot list alone with the hot list under posts, measured one after the
-    // other; the median of the rounds' ratios is judged, so one disturbed measurement does not decide it.
-    const reads = (busy) =>
-      results.runs.filter(
-        (r) =>
-          r.server === server &&
-          r.scenario.startsWith('intake-reads-') &&
-          (r.scenario === 'intake-reads-0') !== busy,
-      )
-    const pairs = reads(false)
-      .map((alone) => [alone, reads(true).find((busy) => busy.round === alone.round)])
-      .filter(([, busy]) => busy !== undefined)
-    if (pairs.length > 0) {
-      const ratios = pairs.map(([alone, busy]) => busy.reqPerSec / alone.reqPerSec)
-      const ratio = median(ratios)
-      const rate = mean(pairs.map(([, busy]) => busy.writesPerSec))
-      const each = pairs
-        .map(
-          ([alone, busy], index) =>
-            `${times(ratios[index])}: ${int(busy.reqPerSec)} vs ${int(alone.reqPerSec)} req/s, server CPU ${busy.serverCpuMsPer1k} vs ${alone.serverCpuMsPer1k} ms / 1k reads`,
-        )
-        .join('; ')
+    // One run reads the hot list while the writer is paused and resumed in turn, slice by slice; the
+    // median of the pairs' ratios is judged, so that a disturbed moment does not decide it.
+    const reads = results.runs.find(
+      (r) => r.server === server && r.scenario.startsWith('intake-reads-') && r.interleaved,
+    )
+    if (reads && reads.interleaved.pairs.length > 0) {
+      const { pairs, off, on } = reads.interleaved
+      const ratio = median(pairs.map((pair) => pair.on.reqPerSec / pair.off.reqPerSec))
       lines.push(
-        `| hot list while posts arrive ≥ 0.8 × without | ${DB[server]} | median ${times(ratio)} of ${pairs.length} round${pairs.length === 1 ? '' : 's'} at ${rate?.toFixed(0)} posts/s (${each}) | ${verdict(ratio >= 0.8)} |`,
+        `| hot list while posts arrive ≥ 0.8 × without | ${DB[server]} | median ${times(ratio)} of ${pairs.length} pairs of ${reads.interleaved.sliceMs} ms slices at ${reads.writesPerSec} posts/s ` +
+          `(${int(on.reqPerSec)} vs ${int(off.reqPerSec)} req/s; p99 ${ms(on.latencyMs.p99)} vs ${ms(off.latencyMs.p99)} ms; server CPU ${on.serverCpuMsPer1k} vs ${off.serverCpuMsPer1k} ms / 1k reads) | ${verdict(ratio >= 0.8)} |`,
       )
     }
   }

@@ -4,6 +4,11 @@ import { join } from 'node:path'
 import { renderChart } from './chart.mjs'
 import { sizeLabel } from './dataset.mjs'
 import { ROOT } from './lectern.mjs'
+import {
+  evaluateReadsUnderWrites,
+  isReadsUnderWrites,
+  renderReadsUnderWrites,
+} from './reads-under-writes.mjs'
 
 const SERVER_NAMES = {
   bare: 'bare node:http',
@@ -187,6 +192,7 @@ export function evaluateTargets(results) {
       entry && full && long ? entry.peakRssKb <= 150 * 1024 : null,
     )
   }
+  rows.push(...evaluateReadsUnderWrites(results))
   return rows
 }
 
@@ -235,7 +241,7 @@ export function renderMarkdown(results, { chart } = {}) {
   )
   lines.push('|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
   const groups = []
-  for (const run of results.runs) {
+  for (const run of results.runs.filter((r) => !isReadsUnderWrites(r))) {
     const key = `${run.dataset}:${run.scenario}`
     if (!groups.includes(key)) groups.push(key)
   }
@@ -257,6 +263,7 @@ export function renderMarkdown(results, { chart } = {}) {
     }
   }
   lines.push('')
+  lines.push(...renderReadsUnderWrites(results))
   lines.push('## Import (`lectern import file.ndjson`)')
   lines.push('')
   lines.push('| Dataset | Database | Records | Time | Peak RSS MB | Measured |')

@@ -5,14 +5,16 @@
 //   submission on page 1 of the form, inserted by the server itself, as a site's forms do;
 // - `updates`: marks submissions of the form read and unread in turn (single-row updates through
 //   Lectern's own database layer, as the dashboard's inbox does), for builds without intake.
-// Usage: node writer.mjs '<json options>' with { home, databaseUrl, formId, rate, kind, port }.
-// Prints READY once writing, and on SIGTERM `WROTE <n> <seconds> <failed>` (intake posts are then
-// deleted again, so a cached database keeps its dataset's totals).
+// Usage: node writer.mjs '<json options>' with { home, databaseUrl, formId, rate, kind, port, paused }.
+// Prints READY once writing (or, with `paused`, ready to), and on SIGTERM `WROTE <n> <seconds>
+// <failed>`, the seconds being those it was writing (intake posts are then deleted again, so a
+// cached database keeps its dataset's totals). SIGUSR1 starts writing, SIGUSR2 pauses it: the load
+// generator turns it on and off to read with and without writes in alternate slices of one run.
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
-const { home, databaseUrl, formId, rate, kind = 'intake', port } = JSON.parse(process.argv[2])
+const { home, databaseUrl, formId, rate, kind = 'intake', port, paused = false } = JSON.parse(process.argv[2])
 
 /** One write; resolves to whether it was taken (an intake post must be answered 201). */
 let write
@@ -82,16 +84,38 @@ let wrote = 0
 let failed = 0
 let stopping = false
 const interval = 1000 / rate
-const started = performance.now()
+// Writing time so far, and when the current stretch of writing began (null while paused).
+let writingMs = 0
+let since = paused ? null : performance.now()
+let wake = () => {}
+// Paused, the loop waits on nothing else that would keep the process alive.
+const keepAlive = setInterval(() => {}, 60_000)
 process.stdout.write('READY\n')
 process.once('SIGTERM', () => {
   stopping = true
+  wake()
+})
+process.on('SIGUSR1', () => {
+  if (since !== null) return
+  since = performance.now()
+  wake()
+})
+process.on('SIGUSR2', () => {
+  if (since === null) return
+  writingMs += performance.now() - since
+  since = null
 })
 // Posts are sent on schedule whatever the answers (up to 64 in flight), so a slow answer does not
 // lower the rate; updates, made in this process, run one at a time.
 const maxInFlight = kind === 'intake' ? 64 : 1
 const inFlight = new Set()
 while (!stopping) {
+  if (since === null) {
+    await new Promise((resolve) => {
+      wake = resolve
+    })
+    continue
+  }
   const pending = write().then((ok) => {
     if (!ok) failed++
     inFlight.delete(pending)
@@ -99,13 +123,16 @@ while (!stopping) {
   inFlight.add(pending)
   wrote++
   if (inFlight.size >= maxInFlight) await Promise.race(inFlight)
-  // Evenly paced: the next write is due at `wrote` intervals from the start.
-  const wait = started + wrote * interval - performance.now()
+  // Evenly paced over the time spent writing: the next write is due once that time reaches
+  // `wrote` intervals, so pausing and resuming neither skips writes nor bunches them.
+  const wait = since === null ? 0 : wrote * interval - writingMs - (performance.now() - since)
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
 }
+if (since !== null) writingMs += performance.now() - since
+clearInterval(keepAlive)
 await Promise.all(inFlight)
 await close()
-process.stdout.write(`WROTE ${wrote} ${((performance.now() - started) / 1000).toFixed(2)} ${failed}\n`)
+process.stdout.write(`WROTE ${wrote} ${(writingMs / 1000).toFixed(2)} ${failed}\n`)
 
 /**
  * Posts over raw keep-alive sockets, one request in flight on each: the writer shares the load
