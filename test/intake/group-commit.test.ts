@@ -92,6 +92,48 @@ describe('posts that arrive together', () => {
     )
   })
 
+  it('writes groups of one to nine posts with each row holding its own post, whatever statement the size takes', async () => {
+    const form = await intakeForm(ctx)
+    const written: { id: string; index: number }[] = []
+    for (let size = 1; size <= 9; size++) {
+      const group = Array.from({ length: size }, (_, member) => size * 10 + member)
+      const ids = await Promise.all(
+        group.map((index) =>
+          ctx.services.intake.accept(
+            form,
+            {
+              data: { n: String(index) },
+              ipAddress: `192.0.2.${index}`,
+              userAgent: `agent ${index}`,
+              referrer: `https://example.com/${index}`,
+              spam: false,
+            },
+            NO_LISTENERS,
+          ),
+        ),
+      )
+      written.push(...ids.map((id, member) => ({ id, index: group[member] as number })))
+    }
+    const stored = await ctx.database.db
+      .selectFrom('submissions')
+      .select(['id', 'data', 'ip_address', 'user_agent', 'referrer', 'created_at', 'updated_at', 'is_read'])
+      .where('form_id', '=', form)
+      .execute()
+    expect(stored).toHaveLength(45)
+    for (const { id, index } of written) {
+      const row = stored.find((candidate) => candidate.id === id)
+      expect(row).toMatchObject({
+        data: JSON.stringify({ n: String(index) }),
+        ip_address: `192.0.2.${index}`,
+        user_agent: `agent ${index}`,
+        referrer: `https://example.com/${index}`,
+      })
+      expect(Number(row?.is_read)).toBe(0)
+      expect(row?.updated_at).toEqual(row?.created_at)
+    }
+    expect((await createFormCounts(ctx.database.db)([form])).get(form)).toEqual({ total: 45, unread: 45 })
+  })
+
   it('refuses only the post whose write fails, and keeps the others of its group', async () => {
     const form = await intakeForm(ctx)
     const post = { data: { a: '1' }, ipAddress: null, userAgent: null, referrer: null, spam: false }
