@@ -171,12 +171,11 @@ async function main() {
   const primary = databases.get(config.mainSize)
   const mainLabel = sizeLabel(config.mainSize)
   const mainScenarios = scenariosFor(primary.dataset.description, { main: true }).filter(selected)
-  const rwSteps = selected({ id: 'reads-under-writes', group: 'reads-under-writes' })
-    ? readsUnderWritesSteps(primary.dataset.description, {
-        writeKind: config.writer,
-        timing: { duration: config.rwDuration, warmup: config.rwWarmup, sliceMs: config.rwSliceMs },
-      })
-    : []
+  // The whole group, or single runs by id (e.g. `rw-forms-50`).
+  const rwSteps = readsUnderWritesSteps(primary.dataset.description, {
+    writeKind: config.writer,
+    timing: { duration: config.rwDuration, warmup: config.rwWarmup, sliceMs: config.rwSliceMs },
+  }).filter(({ scenario }) => selected(scenario))
   // Reads under writes post through the intake: the big form takes posts, from many addresses.
   const intakeWrites = config.writer === 'intake' && rwSteps.length > 0
   const serverEnv = intakeWrites ? { env: INTAKE_ENV } : {}
