@@ -60,7 +60,7 @@ export function readConfig() {
     // Reads under writes: visitors' posts through the intake (`intake`) or inbox updates (`updates`).
     writer: oneOf('BENCH_WRITER', ['intake', 'updates'], 'intake'),
     // Reads under writes: each list's run at each write rate, the writer paused and resumed in
-    // slices of `rwSliceMs` (32 pairs in a full run's 16 s).
+    // slices of `rwSliceMs` (31–32 whole pairs in a full run's 16 s).
     rwDuration: number('BENCH_RW_DURATION', quick ? 6 : 16),
     rwWarmup: number('BENCH_RW_WARMUP', 1),
     rwSliceMs: number('BENCH_RW_SLICE_MS', 250),

@@ -258,16 +258,20 @@ function createSlicer({ ms, writerPid, serverPid, guardMs = 50 }) {
       ticks: null,
     })
   }
-  const close = () => {
+  // A slice ended by its timer is whole; the one the run's end cuts short is left out of the pairs.
+  const close = (whole) => {
     const slice = slices.at(-1)
-    if (slice && slice.ticks === null) slice.ticks = serverTicks(serverPid) - slice.ticksAtStart
+    if (slice && slice.ticks === null) {
+      slice.ticks = serverTicks(serverPid) - slice.ticksAtStart
+      slice.whole = whole
+    }
   }
   // Each edge is timed from the start, so that late timers do not add up.
   let timer
   const next = () => {
     timer = setTimeout(
       () => {
-        close()
+        close(true)
         open()
         next()
       },
@@ -288,15 +292,15 @@ function createSlicer({ ms, writerPid, serverPid, guardMs = 50 }) {
     },
     stop() {
       clearTimeout(timer)
-      close()
+      close(false)
       process.kill(writerPid, 'SIGUSR2')
     },
     summary() {
-      // Whole pairs only: an unfinished last slice is left out.
+      // Whole pairs only: a slice the run's end cut short is left out, and its pair with it.
       const pairs = []
       for (let i = 0; i + 1 < slices.length; i += 2) {
         const [off, on] = [slices[i], slices[i + 1]]
-        if (off.ticks === null || on.ticks === null) continue
+        if (!off.whole || !on.whole) break
         const countedS = (ms - 2 * guardMs) / 1000
         const side = (slice) => ({
           reqPerSec: Math.round((slice.answers / countedS) * 10) / 10,
