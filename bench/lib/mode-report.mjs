@@ -39,9 +39,18 @@ function runsTable(runs) {
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ]
   for (const r of runs) {
-    lines.push(
-      `| ${DB[r.server] ?? r.server} | ${r.build ?? ''} | ${r.title} | ${r.writes === undefined ? '' : r.writes === 0 ? '0' : `${r.writesPerSec} (${r.writeKind})`} | ${r.round ?? ''} | ${int(r.reqPerSec)} | ${r.acceptedPerSec === undefined ? '' : int(r.acceptedPerSec)} | ${ms(r.latencyMs?.p50)} | ${ms(r.latencyMs?.p99)} | ${pct(r.serverCpu)} | ${pct(r.otherCpu)} | ${r.serverCpuMsPer1k ?? '–'} | ${mb(r.peakRssKb)} |`,
-    )
+    // A run read without and with writes in alternate slices is shown as its two sides.
+    const rows = r.interleaved
+      ? [
+          { ...r, ...r.interleaved.off, title: `${r.title}: slices without posts`, writesPerSec: 0 },
+          { ...r, ...r.interleaved.on, title: `${r.title}: slices with posts` },
+        ]
+      : [r]
+    for (const row of rows) {
+      lines.push(
+        `| ${DB[row.server] ?? row.server} | ${row.build ?? ''} | ${row.title} | ${row.writes === undefined ? '' : row.writesPerSec === 0 ? '0' : `${row.writesPerSec} (${row.writeKind})`} | ${row.round ?? ''} | ${int(row.reqPerSec)} | ${row.acceptedPerSec === undefined ? '' : int(row.acceptedPerSec)} | ${ms(row.latencyMs?.p50)} | ${ms(row.latencyMs?.p99)} | ${row.interleaved ? '' : pct(row.serverCpu)} | ${row.interleaved ? '' : pct(row.otherCpu)} | ${row.serverCpuMsPer1k ?? '–'} | ${mb(row.peakRssKb)} |`,
+      )
+    }
   }
   return lines
 }
