@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+import { LRUCache } from 'lru-cache'
 import { createGroupCommit } from '../db/group-commit.js'
 import type { DatabaseHandle } from '../db/handle.js'
 import { param } from '../db/prepared.js'
@@ -19,6 +20,7 @@ import {
   type FormListeners,
   formListenerColumns,
   formListenersOf,
+  nobodyListens,
   outboxWritten,
   recordSubmissionsCreated,
   targetsOfListeners,
@@ -39,6 +41,9 @@ const RETENTION_LEASE_MS = 55 * 60_000
  */
 const PREPARED_GROUP_ROWS = 8
 
+/** How many forms each instance remembers for posts (see `formForPost`). */
+const REMEMBERED_FORMS = 1_000
+
 /** A form as the intake needs it: whether it takes posts, and by which rules. */
 export interface IntakeForm {
   id: string
@@ -46,6 +51,33 @@ export interface IntakeForm {
   description: string | null
   isActive: boolean
   settings: IntakeSettings
+}
+
+/** Whether a form takes posts now: it is active and its intake is enabled. */
+export const takesPosts = (form: IntakeForm) => form.isActive && form.settings.enabled
+
+/** A form as a post reads it: the form, who listens to its new submissions, and when it was read. */
+export interface PostingForm {
+  form: IntakeForm
+  listeners: FormListeners
+  /** The forms version (migration 011) read with it: a plain post is stored only while it holds. */
+  readAt: number
+  /**
+   * Read from this instance's memory, not from the database: it may be out of date, so whatever it
+   * refuses is decided again on a fresh read (the face does that).
+   */
+  remembered: boolean
+}
+
+/**
+ * The form changed (or gained listeners) after the post's read of it: nothing was written, and the
+ * post must be decided again on a fresh read.
+ */
+export class FormReadStale extends Error {
+  constructor() {
+    super('the form changed after it was read')
+    this.name = 'FormReadStale'
+  }
 }
 
 /** One post, as the intake's face read it; `data` holds only non-control fields. */
@@ -66,6 +98,11 @@ interface QueuedPost {
   at: string
   /** Who listens to its form's new submissions, read with the form (`formForPost`). */
   listeners: FormListeners
+  /**
+   * A plain post (no spam, nobody listening): the forms version its form was read at. It is stored
+   * only if that is still the version and still nobody listens, checked by its insert.
+   */
+  readAt?: number
 }
 
 /** What one retention run deleted: submissions by form, and spam. */
@@ -74,23 +111,122 @@ export interface RetentionRun {
   spam: number
 }
 
+/** A plain post's row, with the forms version its form was read at. */
+interface GuardedRow {
+  id: string
+  form_id: string
+  data: string
+  ip_address: string | null
+  user_agent: string | null
+  referrer: string | null
+  created_at: string
+  read_at: number
+}
+
+const GUARDED_COLUMNS = [
+  'id',
+  'form_id',
+  'data',
+  'ip_address',
+  'user_agent',
+  'referrer',
+  'created_at',
+  'read_at',
+] as const satisfies readonly (keyof GuardedRow)[]
+
+/** A row of named placeholders (`id_0`, `form_id_0`, …) for a prepared `guardedInsert`. */
+function placeholderRow(index: number): GuardedRow {
+  return Object.fromEntries(
+    GUARDED_COLUMNS.map((column) => [column, param(`${column}_${index}`)]),
+  ) as unknown as GuardedRow
+}
+
+/**
+ * Inserts each row only while the forms version is still the one its form was read at and still
+ * nobody listens to its form's new submissions: a post decided on a form read earlier (or
+ * remembered) is stored only if the form it was decided on is the form as it stands, on whichever
+ * instance or process changed it. One `SELECT … WHERE` per row, joined by `UNION ALL`; returns the
+ * ids inserted.
+ */
+function guardedInsert(executor: Kysely<Database>, rows: GuardedRow[]) {
+  const selects = rows.map((row) =>
+    executor
+      .selectNoFrom((eb) => [
+        eb.val(row.id).as('id'),
+        eb.val(row.form_id).as('form_id'),
+        eb.val(row.data).as('data'),
+        eb.val(row.ip_address).as('ip_address'),
+        eb.val(row.user_agent).as('user_agent'),
+        eb.val(row.referrer).as('referrer'),
+        sql<null>`null`.as('submitted_by'),
+        sql<number>`0`.as('is_read'),
+        sql<number>`0`.as('is_starred'),
+        sql<null>`null`.as('notes'),
+        eb.val(row.created_at).as('created_at'),
+        eb.val(row.created_at).as('updated_at'),
+      ])
+      .where((eb) =>
+        eb.and([
+          eb(
+            eb.selectFrom('content_versions').select('version').where('kind', '=', 'forms'),
+            '=',
+            row.read_at,
+          ),
+          nobodyListens(eb, row.form_id),
+        ]),
+      ),
+  )
+  const [first, ...rest] = selects as [(typeof selects)[number], ...typeof selects]
+  return executor
+    .insertInto('submissions')
+    .columns([
+      'id',
+      'form_id',
+      'data',
+      'ip_address',
+      'user_agent',
+      'referrer',
+      'submitted_by',
+      'is_read',
+      'is_starred',
+      'notes',
+      'created_at',
+      'updated_at',
+    ])
+    .expression(rest.reduce((union, select) => union.unionAll(select), first))
+    .returning('id')
+}
+
+const ids = (rows: readonly { id: string }[]) => new Set(rows.map((row) => row.id))
+
 export function createIntakeService(database: DatabaseHandle, options: { clock?: () => number } = {}) {
   const db = database.db
   const clock = options.clock ?? Date.now
   let timer: NodeJS.Timeout | undefined
-  // Every post reads its form, and who listens to its new submissions, in one prepared statement.
+  // Every post's form, who listens to its new submissions and the forms version, in one prepared
+  // statement.
   const readForm = database.prepare(
     db
       .selectFrom('forms')
       .select(['id', 'title', 'description', 'is_active', 'intake'])
       .select((eb) => formListenerColumns(eb))
+      .select((eb) =>
+        eb.selectFrom('content_versions').select('version').where('kind', '=', 'forms').as('forms_version'),
+      )
       .where('id', '=', param('formId')),
   )
+  // Forms that take posts and that nobody listens to, as last read: a post to one of them is
+  // decided without a read (one statement per post instead of two, on PostgreSQL a round trip
+  // fewer), and its insert checks that the form has not changed since (`guardedInsert`).
+  const remembered = new LRUCache<string, PostingForm>({ max: REMEMBERED_FORMS })
 
-  async function formForPost(formId: string): Promise<{ form: IntakeForm; listeners: FormListeners } | null> {
+  async function readFresh(formId: string): Promise<PostingForm | null> {
     const [row] = await readForm({ formId })
-    if (row === undefined) return null
-    return {
+    if (row === undefined) {
+      remembered.delete(formId)
+      return null
+    }
+    const read: PostingForm = {
       form: {
         id: row.id,
         title: row.title,
@@ -99,16 +235,38 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
         settings: parseStoredIntake(row.intake),
       },
       listeners: formListenersOf(row),
+      readAt: Number(row.forms_version ?? 0),
+      remembered: false,
     }
+    if (takesPosts(read.form) && !read.listeners.allForms && !read.listeners.thisForm)
+      remembered.set(formId, { ...read, remembered: true })
+    else remembered.delete(formId)
+    return read
+  }
+
+  /**
+   * The form a post goes to: from memory when this instance remembers it (see `PostingForm.remembered`),
+   * else read from the database; `fresh` always reads. Null when there is no such form.
+   */
+  async function formForPost(formId: string, { fresh = false } = {}): Promise<PostingForm | null> {
+    if (!fresh) {
+      const kept = remembered.get(formId)
+      if (kept !== undefined) return kept
+    }
+    return readFresh(formId)
   }
 
   async function form(formId: string): Promise<IntakeForm | null> {
-    return (await formForPost(formId))?.form ?? null
+    return (await readFresh(formId))?.form ?? null
   }
 
-  /** Writes a group of posts in one transaction: submissions, spam, and the notifications they owe. */
-  async function writePosts(group: QueuedPost[]): Promise<string[]> {
-    const rows = group.map(({ id, formId, post, at }) => ({
+  /**
+   * Writes a group of posts: plain ones each only if its form is as it was read (`readAt`), the
+   * others with the notifications they owe. One statement, or one transaction. A plain post not
+   * written because its form changed is null in the result.
+   */
+  async function writePosts(group: QueuedPost[]): Promise<(string | null)[]> {
+    const row = ({ id, formId, post, at }: QueuedPost) => ({
       id,
       form_id: formId,
       data: JSON.stringify(post.data),
@@ -116,89 +274,78 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
       user_agent: post.userAgent,
       referrer: post.referrer,
       created_at: at,
-    }))
-    const spam = rows.filter((_, index) => group[index]?.post.spam === true)
-    const kept = rows.filter((_, index) => group[index]?.post.spam !== true)
-    const ids = group.map((queued) => queued.id)
+    })
+    const plain = group.filter((queued) => queued.readAt !== undefined)
+    const others = group.filter((queued) => queued.readAt === undefined)
+    const spam = others.filter((queued) => queued.post.spam).map(row)
+    const kept = others.filter((queued) => !queued.post.spam)
+    const guarded = plain.map((queued) => ({ ...row(queued), read_at: queued.readAt as number }))
     const insertSpam = (executor: Kysely<Database>) =>
       executor.insertInto('spam_submissions').values(spam).execute()
     const insertKept = (executor: Kysely<Database>) =>
       executor
         .insertInto('submissions')
         .values(
-          kept.map((row) => ({
-            ...row,
-            submitted_by: null,
-            is_read: 0,
-            is_starred: 0,
-            notes: null,
-            updated_at: row.created_at,
-          })),
+          kept.map((queued) => {
+            const values = row(queued)
+            return {
+              ...values,
+              submitted_by: null,
+              is_read: 0,
+              is_starred: 0,
+              notes: null,
+              updated_at: values.created_at,
+            }
+          }),
         )
         .execute()
+    const result = (written: Set<string>) =>
+      group.map((queued) => (queued.readAt === undefined || written.has(queued.id) ? queued.id : null))
     // Who listens was read with each post's form, before the transaction: nothing in it changes that.
-    const targets = targetsOfListeners(group.filter((queued) => !queued.post.spam))
-    if (targets === null && (spam.length === 0 || kept.length === 0)) {
+    const targets = targetsOfListeners(kept)
+    const statements = [guarded, spam, kept].filter((rows) => rows.length > 0).length
+    if (targets === null && statements === 1) {
       // One statement is atomic on its own. Without BEGIN and COMMIT, SQLite keeps no statement
       // journal for it (a submission's, with 8 KiB pages, spills to a temporary file that is
       // created and deleted each time) and PostgreSQL saves two round trips.
-      if (kept.length > 0 && kept.length <= PREPARED_GROUP_ROWS) await insertPrepared(kept)
-      else await (kept.length > 0 ? insertKept(db) : insertSpam(db))
-      return ids
+      if (guarded.length > 0) return result(await insertGuarded(guarded))
+      await (kept.length > 0 ? insertKept(db) : insertSpam(db))
+      return result(new Set())
     }
     // The submissions and their notifications commit together, or none does. Spam notifies no one.
+    let written = new Set<string>()
     const notified = await db.transaction().execute(async (trx) => {
+      if (guarded.length > 0) written = ids(await guardedInsert(trx, guarded).execute())
       if (spam.length > 0) await insertSpam(trx)
       if (kept.length === 0) return 0
       await insertKept(trx)
       return recordSubmissionsCreated(
         trx,
-        kept.map((row) => row.id),
+        kept.map((queued) => queued.id),
         targets,
         new Date(clock()),
       )
     })
     if (notified > 0) outboxWritten()
-    return ids
+    return result(written)
   }
   // A post alone, as most are below a few hundred a second, or a few arriving together, is one
   // prepared statement: building and compiling the insert each time cost about as much as SQLite's
   // own work on it. One statement per group size, prepared on first use.
-  const preparedInserts = new Map<number, ReturnType<typeof prepareInsert>>()
-  function prepareInsert(size: number) {
-    return database.prepare(
-      db
-        .insertInto('submissions')
-        .values(
-          Array.from({ length: size }, (_, index) => ({
-            id: param(`id_${index}`),
-            form_id: param(`form_id_${index}`),
-            data: param(`data_${index}`),
-            ip_address: param(`ip_address_${index}`),
-            user_agent: param(`user_agent_${index}`),
-            referrer: param(`referrer_${index}`),
-            submitted_by: null,
-            is_read: 0,
-            is_starred: 0,
-            notes: null,
-            created_at: param(`created_at_${index}`),
-            updated_at: param(`created_at_${index}`),
-          })),
-        )
-        .returning('id'),
-    )
-  }
-  function insertPrepared(rows: Record<string, unknown>[]) {
+  const preparedInserts = new Map<number, ReturnType<typeof database.prepare<{ id: string }>>>()
+  async function insertGuarded(rows: GuardedRow[]): Promise<Set<string>> {
+    if (rows.length > PREPARED_GROUP_ROWS) return ids(await guardedInsert(db, rows).execute())
     let insert = preparedInserts.get(rows.length)
     if (insert === undefined) {
-      insert = prepareInsert(rows.length)
+      const placeholders = rows.map((_, index) => placeholderRow(index))
+      insert = database.prepare(guardedInsert(db, placeholders))
       preparedInserts.set(rows.length, insert)
     }
     const values: Record<string, unknown> = {}
     rows.forEach((row, index) => {
       for (const [name, value] of Object.entries(row)) values[`${name}_${index}`] = value
     })
-    return insert(values)
+    return ids(await insert(values))
   }
   const posts = createGroupCommit(writePosts)
 
@@ -206,7 +353,7 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
     /** The form with its intake settings, or null when there is no such form. */
     form,
 
-    /** The same, with who listens to its new submissions, for a post to hand to `accept`. */
+    /** The form a post goes to, with who listens to its new submissions, for `accept`. */
     formForPost,
 
     /** A form as `GET /api/v1/forms/{id}` shows it; a form that does not exist is a `NotFoundError`. */
@@ -249,16 +396,30 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
     /**
      * Stores one accepted post and returns its id once it is committed; spam goes to its own table.
      * Posts arriving together share one transaction (`db/group-commit.ts`). `listeners` are those
-     * read with the form (`formForPost`): the group writes the notifications they owe.
+     * read with the form: the group writes the notifications they owe. With `read` (the form as
+     * `formForPost` gave it), a plain post is stored only if the form is still as read, and a
+     * `FormReadStale` says it changed, before anything was written.
      */
-    async accept(formId: string, post: IntakePost, listeners: FormListeners): Promise<string> {
-      return posts.write({
+    async accept(
+      formId: string,
+      post: IntakePost,
+      listeners: FormListeners,
+      read?: Pick<PostingForm, 'readAt' | 'remembered'>,
+    ): Promise<string> {
+      const plain = !post.spam && !listeners.allForms && !listeners.thisForm
+      // A remembered form is not enough to store spam by, which no insert checks: read it again.
+      if (read?.remembered === true && !plain) throw new FormReadStale()
+      const id = await posts.write({
         id: newId('submission'),
         formId,
         post,
         at: formatTimestamp(new Date(clock())),
         listeners,
+        ...(read !== undefined && plain ? { readAt: read.readAt } : {}),
       })
+      if (id !== null) return id
+      remembered.delete(formId)
+      throw new FormReadStale()
     },
 
     /** Resolves once every post accepted so far is committed (for an orderly shutdown). */

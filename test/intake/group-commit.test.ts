@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createFormCounts } from '../../src/services/form-counts.js'
+import { FormReadStale } from '../../src/services/intake.js'
 import { NO_LISTENERS } from '../../src/services/notifications/outbox.js'
 import { buildApiKey } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
@@ -94,6 +95,9 @@ describe('posts that arrive together', () => {
 
   it('writes groups of one to nine posts with each row holding its own post, whatever statement the size takes', async () => {
     const form = await intakeForm(ctx)
+    // Read as the face reads it: each post is then stored only while its form is as read.
+    const read = await ctx.services.intake.formForPost(form)
+    if (read === null) throw new Error('the form was not found')
     const written: { id: string; index: number }[] = []
     for (let size = 1; size <= 9; size++) {
       const group = Array.from({ length: size }, (_, member) => size * 10 + member)
@@ -108,7 +112,8 @@ describe('posts that arrive together', () => {
               referrer: `https://example.com/${index}`,
               spam: false,
             },
-            NO_LISTENERS,
+            read.listeners,
+            read,
           ),
         ),
       )
@@ -132,6 +137,48 @@ describe('posts that arrive together', () => {
       expect(row?.updated_at).toEqual(row?.created_at)
     }
     expect((await createFormCounts(ctx.database.db)([form])).get(form)).toEqual({ total: 45, unread: 45 })
+  })
+
+  it('stores no post of a group whose form changed after it was read, and every other post of the group', async () => {
+    const [changed, unchanged] = [await intakeForm(ctx), await intakeForm(ctx)]
+    const reads = await Promise.all([changed, unchanged].map((form) => ctx.services.intake.formForPost(form)))
+    const [changedRead, unchangedRead] = reads
+    if (changedRead === null || changedRead === undefined || !unchangedRead) throw new Error('not found')
+    // A change to any form moves the forms version: both reads are now out of date, and a fresh
+    // read of the unchanged form is not.
+    await ctx.services.intake.updateSettings(changed, { enabled: false })
+    const fresh = await ctx.services.intake.formForPost(unchanged, { fresh: true })
+    if (fresh === null) throw new Error('not found')
+    const post = (n: number) => ({
+      data: { n: String(n) },
+      ipAddress: null,
+      userAgent: null,
+      referrer: null,
+      spam: false,
+    })
+    const settled = await Promise.allSettled([
+      ctx.services.intake.accept(changed, post(1), changedRead.listeners, changedRead),
+      ctx.services.intake.accept(unchanged, post(2), fresh.listeners, fresh),
+      ctx.services.intake.accept(unchanged, post(3), unchangedRead.listeners, unchangedRead),
+      ctx.services.intake.accept(unchanged, post(4), fresh.listeners, fresh),
+    ])
+    expect(settled.map((result) => result.status)).toEqual(['rejected', 'fulfilled', 'rejected', 'fulfilled'])
+    for (const result of settled)
+      if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(FormReadStale)
+    const rows = await ctx.database.db
+      .selectFrom('submissions')
+      .select(['form_id', 'data'])
+      .where('form_id', 'in', [changed, unchanged])
+      .orderBy('data')
+      .execute()
+    expect(rows).toEqual([
+      { form_id: unchanged, data: JSON.stringify({ n: '2' }) },
+      { form_id: unchanged, data: JSON.stringify({ n: '4' }) },
+    ])
+    expect((await createFormCounts(ctx.database.db)([changed, unchanged])).get(unchanged)).toEqual({
+      total: 2,
+      unread: 2,
+    })
   })
 
   it('refuses only the post whose write fails, and keeps the others of its group', async () => {

@@ -4,9 +4,15 @@ import { ERROR_TYPES, type ErrorStyle, type ErrorType, ValidationError } from '.
 import { isSafeId } from '../../ids.js'
 import type { IntakeLimiter } from '../../ratelimit/intake.js'
 import { asOrigin, fieldProblems, INTAKE_LIMITS } from '../../resources/form.js'
-import type { IntakeForm, IntakeService } from '../../services/intake.js'
+import {
+  FormReadStale,
+  type IntakeForm,
+  type IntakeService,
+  type PostingForm,
+  takesPosts,
+} from '../../services/intake.js'
 import { toApiError } from '../errors.js'
-import { BodyCutOff, BodyError, bodyKind, readPostedFields } from './body.js'
+import { BodyCutOff, BodyError, bodyKind, type PostedFields, readPostedFields } from './body.js'
 import { problemPage, thankYouPage } from './pages.js'
 
 export interface IntakeFaceOptions {
@@ -49,6 +55,25 @@ interface PostContext {
   /** The origin to answer with CORS headers: the request's, when the form allows it. */
   corsOrigin: string | null
 }
+
+/** What the attempts at one post share (see the POST handler). */
+interface Once {
+  posted?: PostedFields
+  /** The post was counted against its address's limit. */
+  counted?: boolean
+  /** The body was refused part read: the post is refused, whatever a fresh read of its form says. */
+  bodyRefused?: boolean
+}
+
+/** Refusals that depend on the form's settings: decided again on a fresh read when made on a remembered one. */
+const SETTINGS_REFUSALS: ReadonlySet<RefusalType> = new Set([
+  'resource_not_found',
+  'origin_not_allowed',
+  'validation_failed',
+])
+
+/** Fresh reads of its form one post may take after the first read (see the POST handler). */
+const MAX_FRESH_READS = 2
 
 const CONTEXT = Symbol('intake context')
 type WithContext = FastifyRequest & { [CONTEXT]?: PostContext }
@@ -134,11 +159,53 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
     reply.header('Vary', 'Origin')
 
     const { formId } = request.params
-    const read = isSafeId(formId) ? await intake.formForPost(formId) : null
+    // What the attempts share: the body is read once and the post counted against the limit once.
+    const once: Once = {}
+    let read = isSafeId(formId) ? await intake.formForPost(formId) : null
+    for (let reads = 1; ; reads++) {
+      try {
+        return await takePost(request, reply, context, kind, read, once)
+      } catch (error) {
+        // A post decided on a remembered form, or on one that changed before the post was stored,
+        // is decided again on a fresh read. Twice at most: a form is not edited that fast.
+        const again =
+          error instanceof FormReadStale ||
+          (read?.remembered === true &&
+            once.bodyRefused !== true &&
+            error instanceof IntakeRefusal &&
+            SETTINGS_REFUSALS.has(error.type))
+        if (!again) throw error
+        if (reads > MAX_FRESH_READS)
+          throw new IntakeRefusal(
+            'service_unavailable',
+            'The form is being changed, please retry',
+            {},
+            {
+              'Retry-After': '1',
+            },
+          )
+        read = await intake.formForPost(formId, { fresh: true })
+      }
+    }
+  })
+
+  /**
+   * Decides one post on `read` (the form, or null when there is none) and answers it: refused, or
+   * stored and answered in its mode.
+   */
+  async function takePost(
+    request: FastifyRequest<{ Params: { formId: string } }>,
+    reply: FastifyReply,
+    context: PostContext,
+    kind: ReturnType<typeof bodyKind>,
+    read: PostingForm | null,
+    once: Once,
+  ) {
+    const { formId } = request.params
     const found = read?.form ?? null
     const origin = requestOrigin(request)
     // A page of an allowed origin may read every answer, a form switched off included.
-    if (found !== null && origin !== null && originAllowed(found, origin)) context.corsOrigin = origin
+    context.corsOrigin = found !== null && origin !== null && originAllowed(found, origin) ? origin : null
     const taking = read !== null && takesPosts(read.form) ? read : null
     if (taking === null) throw new IntakeRefusal('resource_not_found', notFoundMessage(formId))
     const { form, listeners } = taking
@@ -157,18 +224,24 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
         `The request body is over ${INTAKE_LIMITS.bodyBytes} bytes`,
       )
 
-    let posted: Awaited<ReturnType<typeof readPostedFields>>
-    try {
-      posted = await readPostedFields(request.raw, kind.kind, kind.boundary)
-    } catch (error) {
-      if (error instanceof BodyError) throw new IntakeRefusal(error.type, error.message, error.fields)
-      if (error instanceof BodyCutOff) {
-        // No one is left to answer; the socket is gone.
-        request.log.info('a form post was cut off before its body ended')
-        return reply.hijack()
+    if (once.posted === undefined) {
+      try {
+        once.posted = await readPostedFields(request.raw, kind.kind, kind.boundary)
+      } catch (error) {
+        if (error instanceof BodyError) {
+          // Refused while reading: the rest of the body is not read, so no attempt may read it again.
+          once.bodyRefused = true
+          throw new IntakeRefusal(error.type, error.message, error.fields)
+        }
+        if (error instanceof BodyCutOff) {
+          // No one is left to answer; the socket is gone.
+          request.log.info('a form post was cut off before its body ended')
+          return reply.hijack()
+        }
+        throw error
       }
-      throw error
     }
+    const posted = once.posted
 
     const spam = (posted.control._gotcha ?? '') !== ''
     if (!spam) {
@@ -182,16 +255,19 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
     }
 
     // Only posts that would be accepted count; a honeypot post counts, since it looks accepted.
-    const { allowed, retryAfter } = await limiter.take(`${request.ip}\n${form.id}`)
-    if (!allowed)
-      throw new IntakeRefusal(
-        'rate_limit_exceeded',
-        'Too many posts from this address, please wait',
-        {},
-        {
-          'Retry-After': String(retryAfter),
-        },
-      )
+    if (once.counted !== true) {
+      const { allowed, retryAfter } = await limiter.take(`${request.ip}\n${form.id}`)
+      if (!allowed)
+        throw new IntakeRefusal(
+          'rate_limit_exceeded',
+          'Too many posts from this address, please wait',
+          {},
+          {
+            'Retry-After': String(retryAfter),
+          },
+        )
+      once.counted = true
+    }
 
     const keepAddress = form.settings.storeIpAddress
     const id = await intake.accept(
@@ -204,6 +280,7 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
         spam,
       },
       listeners,
+      taking,
     )
 
     cors(reply, context)
@@ -215,7 +292,7 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
       .code(200)
       .type('text/html; charset=utf-8')
       .send(thankYouPage(header(request, 'referer')))
-  })
+  }
 
   /** The form, when it takes posts now: it exists, is active and its intake is enabled. */
   async function enabledForm(formId: string): Promise<IntakeForm | null> {
@@ -225,8 +302,6 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
     return form !== null && takesPosts(form) ? form : null
   }
 }
-
-const takesPosts = (form: IntakeForm) => form.isActive && form.settings.enabled
 
 /** How long a connection whose body was refused unread stays half-open after the answer. */
 const LINGER_MS = 2_000

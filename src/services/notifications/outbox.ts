@@ -79,6 +79,24 @@ export function formListenerColumns(eb: ExpressionBuilder<Database, 'forms'>) {
   ] as const
 }
 
+/**
+ * True while no endpoint listens to the new submissions of `formId` (or of every form): the check a
+ * plain post's insert makes (`services/intake.ts`). A form's own addresses to notify are in its
+ * settings, which the forms version the insert also checks covers.
+ */
+export function nobodyListens(eb: ExpressionBuilder<Database, never>, formId: unknown) {
+  return eb.not(
+    eb.exists(
+      listening(eb.selectFrom('webhook_endpoints').select('webhook_endpoints.id')).where((inner) =>
+        inner.or([
+          inner('webhook_endpoints.form_id', 'is', null),
+          inner('webhook_endpoints.form_id', '=', formId as string),
+        ]),
+      ),
+    ),
+  )
+}
+
 /** Nobody listens: what a caught post needs, since spam notifies no one. */
 export const NO_LISTENERS: FormListeners = { allForms: false, thisForm: false }
 
