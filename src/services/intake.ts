@@ -123,21 +123,10 @@ interface GuardedRow {
   read_at: number
 }
 
-const GUARDED_COLUMNS = [
-  'id',
-  'form_id',
-  'data',
-  'ip_address',
-  'user_agent',
-  'referrer',
-  'created_at',
-  'read_at',
-] as const satisfies readonly (keyof GuardedRow)[]
-
-/** A row of named placeholders (`id_0`, `form_id_0`, …) for a prepared `guardedInsert`. */
-function placeholderRow(index: number): GuardedRow {
+/** `row` with each value replaced by a named placeholder (`id_0`, `form_id_0`, …), for a prepared `guardedInsert`. */
+function placeholderRow(row: GuardedRow, index: number): GuardedRow {
   return Object.fromEntries(
-    GUARDED_COLUMNS.map((column) => [column, param(`${column}_${index}`)]),
+    Object.keys(row).map((column) => [column, param(`${column}_${index}`)]),
   ) as unknown as GuardedRow
 }
 
@@ -337,7 +326,7 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
     if (rows.length > PREPARED_GROUP_ROWS) return ids(await guardedInsert(db, rows).execute())
     let insert = preparedInserts.get(rows.length)
     if (insert === undefined) {
-      const placeholders = rows.map((_, index) => placeholderRow(index))
+      const placeholders = rows.map(placeholderRow)
       insert = database.prepare(guardedInsert(db, placeholders))
       preparedInserts.set(rows.length, insert)
     }

@@ -18,7 +18,9 @@ describe('posts to a form this instance remembers', () => {
   let receiver: Receiver
 
   beforeAll(async () => {
-    ctx = await createTestContext({ ...GENEROUS_LIMITS, intakePerMinute: 10_000 })
+    // Three posts per address and form a minute: enough for every test, and few enough to show a
+    // post counted twice.
+    ctx = await createTestContext({ ...GENEROUS_LIMITS, intakePerMinute: 3 })
     base = await listen(ctx.app)
     elsewhere = openDatabase(ctx.databaseUrl)
     other = createServices(elsewhere, { notifications: { secretKey: SECRET_KEY, allowPrivate: true } })
@@ -136,5 +138,11 @@ describe('posts to a form this instance remembers', () => {
     const answer = await postForm(base, form, { message: 'second' }, { accept: 'application/json' })
     expect(answer.status).toBe(201)
     expect(await stored(form)).toBe(2)
+    // Decided twice, counted once: the third post of the minute is taken, the fourth refused.
+    const third = await postForm(base, form, { message: 'third' }, { accept: 'application/json' })
+    expect(third.status).toBe(201)
+    const fourth = await postForm(base, form, { message: 'fourth' }, { accept: 'application/json' })
+    expect(fourth.status).toBe(429)
+    expect(await stored(form)).toBe(3)
   })
 })
