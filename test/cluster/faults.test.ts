@@ -180,7 +180,8 @@ describe('an instance whose PostgreSQL or Redis goes away', () => {
     }, 50)
     const load = generateLoad(url, key.plainKey, 16, () => inRotation)
     try {
-      await new Promise((resolve) => setTimeout(resolve, 500))
+      // Traffic flows before the signal, however slow the machine: the shutdown then has requests in flight.
+      await waitFor(async () => load.stats.count > 50, 10_000)
       const started = performance.now()
       const code = await instance.stop('SIGTERM')
       const exitMs = performance.now() - started
