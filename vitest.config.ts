@@ -38,7 +38,11 @@ const UNIT_TESTS = [
 ]
 // Behaviour that no database changes, proven once on SQLite: scrypt's CPU and memory under a burst
 // of sign-ins, and the HTTP server's own socket timeouts.
-const ONCE_TESTS = ['test/hardening/password-hashing.test.ts', 'test/hardening/server-timeouts.test.ts']
+const ONCE_TESTS = [
+  'test/hardening/password-hashing.test.ts',
+  'test/hardening/server-timeouts.test.ts',
+  'test/intake/redis-limiter.test.ts',
+]
 // Several server processes sharing PostgreSQL and Redis, and their faults: PostgreSQL project only.
 const CLUSTER_TESTS = ['test/cluster/**']
 // Files whose every test concerns one database (each also says so with `runIf`): the other project

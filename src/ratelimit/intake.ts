@@ -83,22 +83,37 @@ redis.call('PEXPIRE', KEYS[1], window)
 return {1, 0}
 `
 
+interface RedisWithTake extends Redis {
+  lecternIntakeTake(
+    key: string,
+    perMinute: number,
+    windowMs: number,
+    member: string,
+  ): Promise<[number, number]>
+}
+
 export class RedisIntakeLimiter implements IntakeLimiter {
+  private readonly redis: RedisWithTake
+
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly perMinute: number,
     private readonly prefix = 'lectern:intake:',
-  ) {}
+  ) {
+    // Sent as EVALSHA (EVAL once if Redis does not have the script yet): a post carries the
+    // script's hash instead of its text, and Redis need not hash the text again for each post.
+    if (!('lecternIntakeTake' in redis))
+      redis.defineCommand('lecternIntakeTake', { numberOfKeys: 1, lua: TAKE_SCRIPT })
+    this.redis = redis as RedisWithTake
+  }
 
   async take(key: string): Promise<{ allowed: boolean; retryAfter: number }> {
-    const [allowed, retryAfterMs] = (await this.redis.eval(
-      TAKE_SCRIPT,
-      1,
+    const [allowed, retryAfterMs] = await this.redis.lecternIntakeTake(
       this.prefix + key,
       this.perMinute,
       MINUTE_MS,
       randomUUID(),
-    )) as [number, number]
+    )
     return {
       allowed: allowed === 1,
       retryAfter: allowed === 1 ? 0 : Math.max(1, Math.ceil(retryAfterMs / 1000)),
