@@ -37,7 +37,7 @@ const UNIT_TESTS = [
   'clients/js/test/**',
 ]
 // Behaviour that no database changes, proven once on SQLite: scrypt's CPU and memory under a burst
-// of sign-ins, and the HTTP server's own socket timeouts.
+// of sign-ins, the HTTP server's own socket timeouts, and the post limit's script in Redis.
 const ONCE_TESTS = [
   'test/hardening/password-hashing.test.ts',
   'test/hardening/server-timeouts.test.ts',
