@@ -93,21 +93,25 @@ describe('posts that arrive together', () => {
     )
   })
 
-  it('writes groups of one to nine posts with each row holding its own post, whatever statement the size takes', async () => {
+  it('writes groups of every size it prepares, padded or not, with each row holding its own post and nothing else', async () => {
     const form = await intakeForm(ctx)
     // Read as the face reads it: each post is then stored only while its form is as read.
     const read = await ctx.services.intake.formForPost(form)
     if (read === null) throw new Error('the form was not found')
     const written: { id: string; index: number }[] = []
-    for (let size = 1; size <= 9; size++) {
-      const group = Array.from({ length: size }, (_, member) => size * 10 + member)
+    // One to eight rows have a statement each; above, a group takes the next power of two's
+    // statement with the rest padded: 12 of 16, 16 of 16, 17 of 32, 40 of 64, 100 of 128.
+    const sizes = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 40, 100]
+    let next = 0
+    for (const size of sizes) {
+      const group = Array.from({ length: size }, () => next++)
       const ids = await Promise.all(
         group.map((index) =>
           ctx.services.intake.accept(
             form,
             {
               data: { n: String(index) },
-              ipAddress: `192.0.2.${index}`,
+              ipAddress: `192.0.2.${index % 256}`,
               userAgent: `agent ${index}`,
               referrer: `https://example.com/${index}`,
               spam: false,
@@ -124,19 +128,21 @@ describe('posts that arrive together', () => {
       .select(['id', 'data', 'ip_address', 'user_agent', 'referrer', 'created_at', 'updated_at', 'is_read'])
       .where('form_id', '=', form)
       .execute()
-    expect(stored).toHaveLength(45)
+    // The padding stored nothing: exactly the posts, once each.
+    expect(stored).toHaveLength(next)
+    expect(new Set(written.map(({ id }) => id)).size).toBe(next)
     for (const { id, index } of written) {
       const row = stored.find((candidate) => candidate.id === id)
       expect(row).toMatchObject({
         data: JSON.stringify({ n: String(index) }),
-        ip_address: `192.0.2.${index}`,
+        ip_address: `192.0.2.${index % 256}`,
         user_agent: `agent ${index}`,
         referrer: `https://example.com/${index}`,
       })
       expect(Number(row?.is_read)).toBe(0)
       expect(row?.updated_at).toEqual(row?.created_at)
     }
-    expect((await createFormCounts(ctx.database.db)([form])).get(form)).toEqual({ total: 45, unread: 45 })
+    expect((await createFormCounts(ctx.database.db)([form])).get(form)).toEqual({ total: next, unread: next })
   })
 
   it('stores no post of a group whose form changed after it was read, and every other post of the group', async () => {
@@ -156,28 +162,41 @@ describe('posts that arrive together', () => {
       referrer: null,
       spam: false,
     })
-    const settled = await Promise.allSettled([
-      ctx.services.intake.accept(changed, post(1), changedRead.listeners, changedRead),
-      ctx.services.intake.accept(unchanged, post(2), fresh.listeners, fresh),
-      ctx.services.intake.accept(unchanged, post(3), unchangedRead.listeners, unchangedRead),
-      ctx.services.intake.accept(unchanged, post(4), fresh.listeners, fresh),
-    ])
-    expect(settled.map((result) => result.status)).toEqual(['rejected', 'fulfilled', 'rejected', 'fulfilled'])
+    // Twelve posts in one turn, written by the statement of sixteen rows with four of padding: one
+    // in three on the fresh read (stored), the others on a read out of date (refused, unwritten).
+    const attempts = Array.from({ length: 12 }, (_, n) =>
+      n % 3 === 0
+        ? { n, form: changed, read: changedRead }
+        : n % 3 === 1
+          ? { n, form: unchanged, read: fresh }
+          : { n, form: unchanged, read: unchangedRead },
+    )
+    const settled = await Promise.allSettled(
+      attempts.map(({ n, form, read }) => ctx.services.intake.accept(form, post(n), read.listeners, read)),
+    )
+    const storable = attempts.filter(({ read }) => read === fresh).map(({ n }) => n)
+    expect(settled.map((result) => result.status)).toEqual(
+      attempts.map(({ read }) => (read === fresh ? 'fulfilled' : 'rejected')),
+    )
     for (const result of settled)
       if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(FormReadStale)
     const rows = await ctx.database.db
       .selectFrom('submissions')
-      .select(['form_id', 'data'])
+      .select(['id', 'form_id', 'data'])
       .where('form_id', 'in', [changed, unchanged])
-      .orderBy('data')
       .execute()
-    expect(rows).toEqual([
-      { form_id: unchanged, data: JSON.stringify({ n: '2' }) },
-      { form_id: unchanged, data: JSON.stringify({ n: '4' }) },
-    ])
+    expect(
+      rows.map(({ form_id, data }) => ({ form_id, data })).sort((a, b) => a.data.localeCompare(b.data)),
+    ).toEqual(
+      storable
+        .map((n) => ({ form_id: unchanged, data: JSON.stringify({ n: String(n) }) }))
+        .sort((a, b) => a.data.localeCompare(b.data)),
+    )
+    const fulfilled = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))
+    expect(rows.map(({ id }) => id).sort()).toEqual([...fulfilled].sort())
     expect((await createFormCounts(ctx.database.db)([changed, unchanged])).get(unchanged)).toEqual({
-      total: 2,
-      unread: 2,
+      total: storable.length,
+      unread: storable.length,
     })
   })
 
