@@ -37,7 +37,7 @@ const RETENTION_LEASE_MS = 55 * 60_000
 
 /**
  * Groups of up to this many posts (no spam, no listeners) are written by a prepared statement of
- * their size. A larger group (under load, most posts come in groups of 20 to 100) takes the
+ * their size. A larger group (under load, most posts come in groups of tens) takes the
  * statement of the next power of two and fills the rows it does not use with padding, so a handful
  * of statements serves every size and none is built and parsed per group.
  */
