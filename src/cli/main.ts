@@ -4,11 +4,9 @@ import { loadConfig } from '../config.js'
 import { openDatabase } from '../db/database.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { DomainError, type ErrorKind } from '../errors.js'
-import { closeOnSignals, startServer } from '../server.js'
 import { ImportError } from '../services/import/errors.js'
 import { registerAuditCommands } from './audit.js'
 import { databaseLocation, databaseOfFailure, demoHintOfFailure } from './context.js'
-import { runDemo } from './demo.js'
 import { runImport } from './import.js'
 import { type CliIo, type CliOutput, processIo, writeLine } from './io.js'
 import { registerKeyCommands } from './keys.js'
@@ -62,6 +60,7 @@ export function buildProgram(io: CliIo = processIo()): Command {
     .option('--host <host>', 'interface to bind (overrides HOST)')
     .action(async (options: { port?: string; host?: string }) => {
       const config = loadConfig(io.env, { PORT: options.port, HOST: options.host })
+      const { startServer, closeOnSignals } = await import('../server.js')
       const server = await startServer(config)
       closeOnSignals(server)
     })
@@ -89,7 +88,9 @@ export function buildProgram(io: CliIo = processIo()): Command {
     .description('fresh embedded database with sample content, an admin and an API key (printed), then serve')
     .option('--port <port>', 'TCP port (overrides PORT)', portFlag)
     .option('--host <host>', 'interface to bind (overrides HOST)')
-    .action((options: { port?: string; host?: string }) => runDemo(io, options))
+    .action(async (options: { port?: string; host?: string }) =>
+      (await import('./demo.js')).runDemo(io, options),
+    )
 
   program
     .command('import')

@@ -108,11 +108,17 @@ interface PendingCounts {
   waiting: Array<{ resolve(counted: CountedDecision): void; reject(reason: unknown): void }>
 }
 
+/** Per key: whether a batch of it is in Redis now, and the requests waiting for the next one. */
+interface KeyBatches {
+  sending: boolean
+  next: PendingCounts | null
+}
+
 /** Counts in Redis, shared by every instance that uses the same Redis and `prefix`. */
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: RedisWithConsume
-  /** Per key, the requests made in this turn of the event loop, sent to Redis at its end. */
-  private readonly batches = new Map<string, PendingCounts>()
+  /** Per key, the batch in Redis (if any) and the requests waiting for the next one. */
+  private readonly batches = new Map<string, KeyBatches>()
 
   constructor(
     redis: Redis,
@@ -135,17 +141,24 @@ export class RedisRateLimiter implements RateLimiter {
   /**
    * Checks and charges a request, with `floor` as the least the key's current window may hold
    * (what this instance last knew), and reports the window Redis now has. The requests of one key
-   * made in the same turn of the event loop go to Redis together, at the end of the turn, in one
-   * script call that decides each in the order they were made (`CONSUME_SCRIPT`): one round trip
-   * and one script run for a burst instead of one each, with every request still refused or charged
-   * on its own by the same atomic rules.
+   * go to Redis together in one script call that decides each in the order they were made
+   * (`CONSUME_SCRIPT`): a batch leaves at the end of the event loop's turn, and a request made while
+   * a batch of its key is in Redis joins the next, which leaves when that one is answered. A burst
+   * costs one round trip and one script run per turn or per round trip, however the loop's turns
+   * are split (a post's database replies wake turns of their own), and every request is still
+   * refused or charged on its own by the same atomic rules, after it was made.
    */
   consumeCounted(key: string, floor?: WindowCount): Promise<CountedDecision> {
-    let batch = this.batches.get(key)
-    if (batch === undefined) {
+    let state = this.batches.get(key)
+    if (state === undefined) {
+      state = { sending: false, next: null }
+      this.batches.set(key, state)
+    }
+    let batch = state.next
+    if (batch === null) {
       batch = { floor, waiting: [] }
-      this.batches.set(key, batch)
-      setImmediate(() => this.send(key))
+      state.next = batch
+      if (!state.sending) setImmediate(() => this.send(key))
     } else {
       // The newest floor is this instance's latest knowledge of the key's window.
       batch.floor = floor
@@ -154,17 +167,27 @@ export class RedisRateLimiter implements RateLimiter {
     return new Promise<CountedDecision>((resolve, reject) => waiting.push({ resolve, reject }))
   }
 
-  /** Sends a key's batch; every request of it is answered, with the decision or the failure. */
+  /** Sends a key's waiting batch; every request of it is answered, with the decision or the failure. */
   private async send(key: string): Promise<void> {
-    const batch = this.batches.get(key)
-    if (batch === undefined) return
-    this.batches.delete(key)
+    const state = this.batches.get(key)
+    if (state === undefined || state.next === null) return
+    const batch = state.next
+    state.sending = true
+    state.next = null
     try {
       const counted = await this.countBatch(key, batch)
       for (const [i, waiting] of batch.waiting.entries()) waiting.resolve(counted[i] as CountedDecision)
     } catch (error) {
-      for (const waiting of batch.waiting) waiting.reject(error)
+      // The failure came after the requests waiting behind the batch were made, so it answers them
+      // too: with Redis unreachable they fall back at once instead of after a second timeout.
+      // (Set again by requests made during the await, which TypeScript does not see.)
+      const behind = state.next as PendingCounts | null
+      state.next = null
+      for (const waiting of [...batch.waiting, ...(behind?.waiting ?? [])]) waiting.reject(error)
     }
+    state.sending = false
+    if (state.next !== null) setImmediate(() => this.send(key))
+    else this.batches.delete(key)
   }
 
   private async countBatch(key: string, batch: PendingCounts): Promise<CountedDecision[]> {
