@@ -6,7 +6,7 @@
 # Usage: bash scripts/test-runtime.sh <major>                  install and check, in a temporary copy
 #        bash scripts/test-runtime.sh --install <major> <dir>  only the clean install, into <dir>
 #        bash scripts/test-runtime.sh --check <major> <dir>    the demo and the tests, in an installed <dir>
-# The two halves let CI install (mostly waiting on the network and the disk) while the main suite runs.
+# CI runs the two halves one after the other beside the main install and suite (.ci/run).
 set -euo pipefail
 step=all
 if [ "${1:-}" = "--install" ] || [ "${1:-}" = "--check" ]; then
