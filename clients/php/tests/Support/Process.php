@@ -57,12 +57,17 @@ final class Process
         throw new \RuntimeException(\sprintf('no line from the process within %.0f s (its stderr is in %s; set LECTERN_KEEP_TEST_LOG=1 to keep it)', $seconds, self::log()));
     }
 
-    /** Closes its stdin (the Lectern test server stops on that) and terminates it. */
+    /**
+     * Closes its stdin (the Lectern test server stops on that) and terminates it, and the workers it
+     * forked (`php -S` with PHP_CLI_SERVER_WORKERS), which outlive a terminated parent otherwise.
+     */
     public function stop(): void
     {
         if (!\is_resource($this->process)) {
             return;
         }
+        $pid = proc_get_status($this->process)['pid'];
+        $children = array_filter(array_map('intval', explode("\n", (string) shell_exec('pgrep -P ' . $pid . ' 2>/dev/null'))));
         foreach ($this->pipes as $pipe) {
             if (\is_resource($pipe)) {
                 fclose($pipe);
@@ -70,6 +75,10 @@ final class Process
         }
         proc_terminate($this->process);
         proc_close($this->process);
+        foreach ($children as $child) {
+            // SIGTERM, by number: the posix extension (and its constants) may be missing.
+            shell_exec('kill -15 ' . $child . ' 2>/dev/null');
+        }
     }
 
     /**
