@@ -7,9 +7,9 @@ import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
 import type { Database } from '../../src/db/tables.js'
 import { createServices, type Services } from '../../src/services/index.js'
 import { runCli } from '../cli/run-cli.js'
-import { type Instance, startInstance } from '../cluster/support.js'
+import { type Instance, startPair } from '../cluster/support.js'
 import { buildApiKey, buildForm, buildPage, buildRedirect, buildSubmission, buildUser } from '../factories.js'
-import { createMigratedTestDatabase, TEST_DIALECT, TEST_REDIS_URL, type TestDatabase } from '../harness.js'
+import { createMigratedTestDatabase, type TestDatabase } from '../harness.js'
 
 /**
  * Two real server processes on one database (a SQLite file, or a PostgreSQL schema with Redis),
@@ -39,13 +39,7 @@ describe('versions per kind and per form', () => {
     }
     await buildPage(database.db, { path: '/about' })
     await buildRedirect(database.db, { fromPath: '/old', toPath: '/new' })
-    const env: Record<string, string> = {
-      DATABASE_URL: testDatabase.url,
-      RATE_LIMIT_PER_SECOND: '100000',
-      RATE_LIMIT_PER_HOUR: '1000000',
-    }
-    if (TEST_DIALECT === 'postgres') env.REDIS_URL = TEST_REDIS_URL
-    ;[a, b] = await Promise.all([startInstance(env), startInstance(env)])
+    ;[a, b] = await startPair(testDatabase.url)
   }, 60_000)
 
   afterAll(async () => {

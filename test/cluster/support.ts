@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { BIN, freePort } from '../cli/run-cli.js'
+import { TEST_DIALECT, TEST_REDIS_URL } from '../harness.js'
 
 /**
  * A TCP proxy the test controls, standing between a server process and PostgreSQL or Redis, so a
@@ -121,6 +122,24 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
       return exited
     },
   }
+}
+
+/**
+ * Two instances on one database, with key limits that never refuse; on PostgreSQL they count them
+ * in the test Redis, as instances of one deployment do. `env` adds to or overrides their settings.
+ */
+export async function startPair(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<[Instance, Instance]> {
+  const settings: Record<string, string> = {
+    DATABASE_URL: databaseUrl,
+    RATE_LIMIT_PER_SECOND: '100000',
+    RATE_LIMIT_PER_HOUR: '1000000',
+    ...(TEST_DIALECT === 'postgres' ? { REDIS_URL: TEST_REDIS_URL } : {}),
+    ...env,
+  }
+  return Promise.all([startInstance(settings), startInstance(settings)])
 }
 
 export interface Answer {

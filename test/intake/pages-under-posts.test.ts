@@ -5,9 +5,9 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
 import { createServices } from '../../src/services/index.js'
-import { type Instance, startInstance } from '../cluster/support.js'
+import { type Instance, startPair } from '../cluster/support.js'
 import { buildApiKey, buildForm, buildSubmission, buildUser } from '../factories.js'
-import { createMigratedTestDatabase, TEST_DIALECT, TEST_REDIS_URL, type TestDatabase } from '../harness.js'
+import { createMigratedTestDatabase, type TestDatabase } from '../harness.js'
 import { postJson, send } from './support.js'
 
 /**
@@ -36,14 +36,7 @@ describe('pages of a form taking posts', () => {
     await createServices(database).intake.updateSettings(form, { enabled: true })
     for (let i = 0; i < 30; i++)
       await buildSubmission(database.db, { formId: form, data: { message: `imported ${i}` } })
-    const env: Record<string, string> = {
-      DATABASE_URL: testDatabase.url,
-      RATE_LIMIT_PER_SECOND: '100000',
-      RATE_LIMIT_PER_HOUR: '1000000',
-      INTAKE_RATE_LIMIT_PER_MINUTE: '100000',
-    }
-    if (TEST_DIALECT === 'postgres') env.REDIS_URL = TEST_REDIS_URL
-    ;[a, b] = await Promise.all([startInstance(env), startInstance(env)])
+    ;[a, b] = await startPair(testDatabase.url, { INTAKE_RATE_LIMIT_PER_MINUTE: '100000' })
   }, 60_000)
 
   afterAll(async () => {
