@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Kysely, sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -7,9 +6,8 @@ import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
 import type { Database } from '../../src/db/tables.js'
 import { createServices, type Services } from '../../src/services/index.js'
 import { runCli } from '../cli/run-cli.js'
-import { type Instance, startPair } from '../cluster/support.js'
-import { buildApiKey, buildForm, buildPage, buildRedirect, buildSubmission, buildUser } from '../factories.js'
-import { createMigratedTestDatabase, type TestDatabase } from '../harness.js'
+import { type Instance, type PairOnNewDatabase, startPairOnNewDatabase } from '../cluster/support.js'
+import { buildForm, buildPage, buildRedirect, buildSubmission } from '../factories.js'
 
 /**
  * Two real server processes on one database (a SQLite file, or a PostgreSQL schema with Redis),
@@ -18,8 +16,9 @@ import { createMigratedTestDatabase, type TestDatabase } from '../harness.js'
  * request on either instance.
  */
 describe('versions per kind and per form', () => {
+  let pair: PairOnNewDatabase
   let dir: string
-  let testDatabase: TestDatabase
+  let url: string
   let database: DatabaseHandle
   let services: Services
   let a: Instance
@@ -27,27 +26,19 @@ describe('versions per kind and per form', () => {
   let key: string
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'lectern-versions-'))
-    testDatabase = await createMigratedTestDatabase(dir)
-    database = openDatabase(testDatabase.url)
+    pair = await startPairOnNewDatabase(async (db) => {
+      for (const id of ['form_a', 'form_b']) {
+        await buildForm(db.db, { id })
+        for (let i = 0; i < 3; i++) await buildSubmission(db.db, { formId: id })
+      }
+      await buildPage(db.db, { path: '/about' })
+      await buildRedirect(db.db, { fromPath: '/old', toPath: '/new' })
+    })
+    ;({ a, b, database, key, dir, url } = pair)
     services = createServices(database)
-    const admin = await buildUser(database.db, { email: 'admin@example.com', role: 'global_admin' })
-    key = (await buildApiKey(database.db, { userId: admin.id })).plainKey
-    for (const id of ['form_a', 'form_b']) {
-      await buildForm(database.db, { id })
-      for (let i = 0; i < 3; i++) await buildSubmission(database.db, { formId: id })
-    }
-    await buildPage(database.db, { path: '/about' })
-    await buildRedirect(database.db, { fromPath: '/old', toPath: '/new' })
-    ;[a, b] = await startPair(testDatabase.url)
   }, 60_000)
 
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()])
-    await database?.close()
-    await testDatabase?.drop()
-    rmSync(dir, { recursive: true, force: true })
-  })
+  afterAll(() => pair?.close())
 
   const ask = async (instance: Instance, path: string, tag?: string) => {
     const response = await fetch(`${instance.url}/api/v1${path}`, {
@@ -165,7 +156,7 @@ describe('versions per kind and per form', () => {
     writeFileSync(file, JSON.stringify({ submissions: [{ formId: 'form_a', data: { via: 'cli' } }] }))
     await expectOnlyChanged(
       async () => {
-        const imported = await runCli(['import', file], { databaseUrl: testDatabase.url })
+        const imported = await runCli(['import', file], { databaseUrl: url })
         expect(imported.stderr).toBe('')
       },
       ['formA'],
@@ -175,7 +166,7 @@ describe('versions per kind and per form', () => {
   it("keeps every form's total and unread count equal to COUNT(*) through random concurrent writes from two handles and CLI imports", async () => {
     const forms = ['form_a', 'form_b', 'form_c']
     await buildForm(database.db, { id: 'form_c' })
-    const second = openDatabase(testDatabase.url)
+    const second = openDatabase(url)
     let seed = 27
     const random = (n: number) => {
       seed = (seed * 1103515245 + 12345) % 2147483648
@@ -243,7 +234,7 @@ describe('versions per kind and per form', () => {
           data: { round, i },
         }))
         writeFileSync(file, JSON.stringify({ submissions }))
-        expect((await runCli(['import', file], { databaseUrl: testDatabase.url })).stderr).toBe('')
+        expect((await runCli(['import', file], { databaseUrl: url })).stderr).toBe('')
       }
     }
     try {

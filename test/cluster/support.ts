@@ -1,8 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { connect, createServer, type Server, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
 import { BIN, freePort } from '../cli/run-cli.js'
-import { TEST_DIALECT, TEST_REDIS_URL } from '../harness.js'
+import { buildApiKey, buildUser } from '../factories.js'
+import { createMigratedTestDatabase, TEST_DIALECT, TEST_REDIS_URL } from '../harness.js'
 
 /**
  * A TCP proxy the test controls, standing between a server process and PostgreSQL or Redis, so a
@@ -140,6 +145,49 @@ export async function startPair(
     ...env,
   }
   return Promise.all([startInstance(settings), startInstance(settings)])
+}
+
+/** A pair of instances (`startPair`) on a database of its own, with a global admin's key and a handle of the test's. */
+export interface PairOnNewDatabase {
+  a: Instance
+  b: Instance
+  /** The test's own connection to the same database. */
+  database: DatabaseHandle
+  url: string
+  /** A directory of the test's own, removed with the database. */
+  dir: string
+  /** A global admin's API key. */
+  key: string
+  /** Stops both instances and removes the database. */
+  close(): Promise<void>
+}
+
+/** A new migrated database, filled by `prepare`, then two instances on it (`startPair` with `env`). */
+export async function startPairOnNewDatabase(
+  prepare: (database: DatabaseHandle) => Promise<void>,
+  env: Record<string, string> = {},
+): Promise<PairOnNewDatabase> {
+  const dir = mkdtempSync(join(tmpdir(), 'lectern-pair-'))
+  const testDatabase = await createMigratedTestDatabase(dir)
+  const database = openDatabase(testDatabase.url)
+  const admin = await buildUser(database.db, { email: 'admin@example.com', role: 'global_admin' })
+  const key = (await buildApiKey(database.db, { userId: admin.id })).plainKey
+  await prepare(database)
+  const [a, b] = await startPair(testDatabase.url, env)
+  return {
+    a,
+    b,
+    database,
+    url: testDatabase.url,
+    dir,
+    key,
+    async close() {
+      await Promise.all([a.stop(), b.stop()])
+      await database.close()
+      await testDatabase.drop()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
 }
 
 export interface Answer {

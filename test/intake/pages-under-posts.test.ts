@@ -1,13 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
+import type { DatabaseHandle } from '../../src/db/database.js'
 import { createServices } from '../../src/services/index.js'
-import { type Instance, startPair } from '../cluster/support.js'
-import { buildApiKey, buildForm, buildSubmission, buildUser } from '../factories.js'
-import { createMigratedTestDatabase, type TestDatabase } from '../harness.js'
+import { type Instance, type PairOnNewDatabase, startPairOnNewDatabase } from '../cluster/support.js'
+import { buildForm, buildSubmission } from '../factories.js'
 import { postJson, send } from './support.js'
 
 /**
@@ -18,8 +14,7 @@ import { postJson, send } from './support.js'
  * against the database's own rows, and its total against COUNT(*).
  */
 describe('pages of a form taking posts', () => {
-  let dir: string
-  let testDatabase: TestDatabase
+  let pair: PairOnNewDatabase
   let database: DatabaseHandle
   let a: Instance
   let b: Instance
@@ -27,24 +22,19 @@ describe('pages of a form taking posts', () => {
   let form: string
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'lectern-pages-under-posts-'))
-    testDatabase = await createMigratedTestDatabase(dir)
-    database = openDatabase(testDatabase.url)
-    const admin = await buildUser(database.db, { email: 'admin@example.com', role: 'global_admin' })
-    key = (await buildApiKey(database.db, { userId: admin.id })).plainKey
-    form = (await buildForm(database.db, {})).id
-    await createServices(database).intake.updateSettings(form, { enabled: true })
-    for (let i = 0; i < 30; i++)
-      await buildSubmission(database.db, { formId: form, data: { message: `imported ${i}` } })
-    ;[a, b] = await startPair(testDatabase.url, { INTAKE_RATE_LIMIT_PER_MINUTE: '100000' })
+    pair = await startPairOnNewDatabase(
+      async (db) => {
+        form = (await buildForm(db.db, {})).id
+        await createServices(db).intake.updateSettings(form, { enabled: true })
+        for (let i = 0; i < 30; i++)
+          await buildSubmission(db.db, { formId: form, data: { message: `imported ${i}` } })
+      },
+      { INTAKE_RATE_LIMIT_PER_MINUTE: '100000' },
+    )
+    ;({ a, b, database, key } = pair)
   }, 60_000)
 
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()])
-    await database?.close()
-    await testDatabase?.drop()
-    rmSync(dir, { recursive: true, force: true })
-  })
+  afterAll(() => pair?.close())
 
   let posted = 0
   const post = async (instance: Instance) => {
