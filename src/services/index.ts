@@ -1,4 +1,5 @@
 import type { DatabaseHandle } from '../db/database.js'
+import { createInsertJournal } from '../db/insert-journal.js'
 import { createAuditService } from './audit.js'
 import { createContentService } from './content.js'
 import { createContentAdminService } from './content-admin.js'
@@ -29,20 +30,22 @@ export function createServices(
     notifications?: { secretKey?: string; allowPrivate?: boolean; clock?: () => number }
   } = {},
 ) {
+  // This instance's own inserts of submissions: the intake notes them, page 1 of a form follows them.
+  const journal = createInsertJournal()
   return {
     webhooks: createWebhookService(database.db, {
       allowPrivate: options.notifications?.allowPrivate ?? false,
       secretKey: keySource(database, options.notifications?.secretKey),
       clock: options.notifications?.clock,
     }),
-    content: createContentService(database),
+    content: createContentService(database, journal),
     importer: createImporter(database.db),
     keys: createKeyService(database),
     users: createUserService(database.db),
     sessions: createSessionService(database.db, options.sessions),
     contentAdmin: createContentAdminService(database.db),
     inbox: createInboxService(database.db),
-    intake: createIntakeService(database, options.intake),
+    intake: createIntakeService(database, { ...options.intake, journal }),
     spam: createSpamService(database.db),
     lists: createDashboardLists(database.db),
     redirects: createRedirectService(database.db),
