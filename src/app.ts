@@ -212,7 +212,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     ...deps,
     logLevel: probeLogLevel,
     access: { token: deps.config.METRICS_TOKEN, onApiPort: deps.config.METRICS_PORT === undefined },
-    firstPages: deps.services.content.firstPageStatistics,
   })
 
   // Liveness: the process answers. It stays up while the database is down, so an orchestrator

@@ -138,8 +138,6 @@ export function registerMetrics(
     limiter: RateLimiter
     logLevel: LogLevel
     access: MetricsAccess
-    /** How page 1 of a form's submissions was made after its form changed (`services/first-pages.ts`). */
-    firstPages?: () => { read: number; followed: number }
   },
 ): Metrics {
   const registry = new Registry()
@@ -193,21 +191,6 @@ export function registerMetrics(
       this.set({ state: 'waiting' }, waiting)
     },
   })
-
-  const firstPages = deps.firstPages
-  if (firstPages !== undefined)
-    new Counter({
-      name: 'lectern_first_pages_total',
-      help: "Page 1 of a form's submissions made at a new version of the form: read from the database, or followed from this instance's own posts",
-      labelNames: ['source'],
-      registers: [registry],
-      collect() {
-        const { read, followed } = firstPages()
-        this.reset()
-        this.inc({ source: 'read' }, read)
-        this.inc({ source: 'followed' }, followed)
-      },
-    })
 
   // A callback hook, not an async one: it never waits, and a promise per response is not free.
   app.addHook('onResponse', (request, reply, done) => {

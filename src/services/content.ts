@@ -1,11 +1,9 @@
 import type { FormState } from '../db/content-version.js'
 import type { DatabaseHandle } from '../db/database.js'
-import { createInsertJournal, type InsertJournal } from '../db/insert-journal.js'
 import { createContentRepository, type JsonPage } from '../db/repositories/content.js'
 import { NotFoundError } from '../errors.js'
 import type { Form, ListOptions, Page, PageOf, Redirect, Submission, SubmissionFilters } from '../schemas.js'
 import { sharedFreshLookups } from './coalesced-lookups.js'
-import { createFirstPages } from './first-pages.js'
 
 /**
  * The read side of the four resources, as the API lists them. `version` is the version of the
@@ -13,13 +11,8 @@ import { createFirstPages } from './first-pages.js'
  * deep-page positions are reused while that kind is unchanged. A form's submissions are read with
  * the form's own state (`formState`).
  */
-export function createContentService(
-  database: DatabaseHandle,
-  /** This instance's own inserts of submissions, which page 1 of a form follows (`first-pages.ts`). */
-  journal: InsertJournal = createInsertJournal(),
-) {
+export function createContentService(database: DatabaseHandle) {
   const repository = createContentRepository(database)
-  const firstPages = createFirstPages(journal, repository.firstSubmissions)
   // Requests for one form in the same turn of the event loop share the next read of its state,
   // never one that started before they arrived (see `sharedFreshLookups`).
   const freshFormState = sharedFreshLookups((id: string) => repository.formState(id))
@@ -57,14 +50,13 @@ export function createContentService(
       state?: FormState,
       filters?: SubmissionFilters,
     ): Promise<JsonPage> {
-      const known = state ?? (await formState(formId))
-      if (options.page === 1 && !filtered(filters))
-        return { json: await firstPages.json(formId, options.pageSize, known), total: known.total }
-      return repository.listSubmissionsJsonForForm(formId, options, known, filters)
+      return repository.listSubmissionsJsonForForm(
+        formId,
+        options,
+        state ?? (await formState(formId)),
+        filters,
+      )
     },
-
-    /** How many first pages of a form were read from the database, and how many followed this instance's posts. */
-    firstPageStatistics: firstPages.statistics,
 
     listPages: (options: ListOptions & { published?: boolean }, version?: number): Promise<PageOf<Page>> =>
       repository.listPages(options, version),
@@ -75,8 +67,5 @@ export function createContentService(
     ): Promise<PageOf<Redirect>> => repository.listRedirects(options, version),
   }
 }
-
-const filtered = (filters: SubmissionFilters | undefined): boolean =>
-  filters !== undefined && Object.values(filters).some((value) => value !== undefined)
 
 export type ContentService = ReturnType<typeof createContentService>

@@ -1,5 +1,4 @@
 import type { DatabaseHandle } from '../db/database.js'
-import { createInsertJournal } from '../db/insert-journal.js'
 import { createAuditService } from './audit.js'
 import { createContentService } from './content.js'
 import { createContentAdminService } from './content-admin.js'
@@ -30,22 +29,20 @@ export function createServices(
     notifications?: { secretKey?: string; allowPrivate?: boolean; clock?: () => number }
   } = {},
 ) {
-  // This instance's own inserts of submissions: the intake notes them, page 1 of a form follows them.
-  const journal = createInsertJournal()
   return {
     webhooks: createWebhookService(database.db, {
       allowPrivate: options.notifications?.allowPrivate ?? false,
       secretKey: keySource(database, options.notifications?.secretKey),
       clock: options.notifications?.clock,
     }),
-    content: createContentService(database, journal),
+    content: createContentService(database),
     importer: createImporter(database.db),
     keys: createKeyService(database),
     users: createUserService(database.db),
     sessions: createSessionService(database.db, options.sessions),
     contentAdmin: createContentAdminService(database.db),
     inbox: createInboxService(database.db),
-    intake: createIntakeService(database, { ...options.intake, journal }),
+    intake: createIntakeService(database, options.intake),
     spam: createSpamService(database.db),
     lists: createDashboardLists(database.db),
     redirects: createRedirectService(database.db),

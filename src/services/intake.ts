@@ -1,10 +1,8 @@
-import { type Kysely, type QueryCreator, sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { LRUCache } from 'lru-cache'
 import { createGroupCommit } from '../db/group-commit.js'
 import type { DatabaseHandle } from '../db/handle.js'
-import type { InsertJournal } from '../db/insert-journal.js'
-import { type PreparedQuery, param } from '../db/prepared.js'
-import { submissionJson } from '../db/repositories/content.js'
+import { param } from '../db/prepared.js'
 import type { Database } from '../db/tables.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { newId } from '../ids.js'
@@ -164,7 +162,7 @@ function placeholderRow(index: number): GuardedRow {
  * instance or process changed it. One `SELECT … WHERE` per row, joined by `UNION ALL`; returns the
  * ids inserted.
  */
-function guardedInsert(executor: QueryCreator<Database>, rows: GuardedRow[]) {
+function guardedInsert(executor: Kysely<Database>, rows: GuardedRow[]) {
   const selects = rows.map((row) =>
     executor
       .selectNoFrom((eb) => [
@@ -210,88 +208,12 @@ function guardedInsert(executor: QueryCreator<Database>, rows: GuardedRow[]) {
       'updated_at',
     ])
     .expression(rest.reduce((union, select) => union.unionAll(select), first))
-    .returning(['id', 'form_id'])
-}
-
-/**
- * `guardedInsert` on PostgreSQL, answering for each row inserted the version its form had just
- * before: read under the lock of the form's counts row (`FOR UPDATE`, taken in form order as the
- * triggers take theirs), which nobody else can move until the statement commits, and which the
- * statement's trigger then moves once per form it wrote. So the statement moved each of its forms
- * from that version to the next, with its own rows and nothing else (`InsertJournal`).
- */
-function versionedInsert(executor: Kysely<Database>, rows: GuardedRow[]) {
-  return executor
-    .with('locked', (db) =>
-      db
-        .selectFrom('form_submission_counts')
-        .select(['form_id', 'version'])
-        .where(
-          'form_id',
-          'in',
-          rows.map((row) => row.form_id),
-        )
-        .orderBy('form_id')
-        .forUpdate(),
-    )
-    .with('inserted', (db) => guardedInsert(db, rows))
-    .selectFrom('inserted')
-    .leftJoin('locked', 'locked.form_id', 'inserted.form_id')
-    .select(['inserted.id', 'inserted.form_id', 'locked.version'])
+    .returning('id')
 }
 
 const ids = (rows: readonly { id: string }[]) => new Set(rows.map((row) => row.id))
 
-/** A row a guarded insert answers with: with `versionedInsert`, its form's version just before. */
-interface InsertedRow {
-  id: string
-  form_id: string
-  version?: number | string | null
-}
-
-/** Notes in `journal` the step each form written by one `versionedInsert` made, with its rows. */
-function noteSteps(journal: InsertJournal, sent: readonly GuardedRow[], inserted: readonly InsertedRow[]) {
-  const before = new Map<string, number>()
-  for (const row of inserted)
-    if (row.version !== null && row.version !== undefined) before.set(row.form_id, Number(row.version))
-  const written = ids(inserted)
-  for (const [formId, from] of before)
-    journal.moved(
-      formId,
-      from,
-      from + 1,
-      sent.filter((row) => row.form_id === formId && written.has(row.id)).map(journaledRow),
-    )
-}
-
-/** A plain post's row as the insert journal notes it: its place in the list and its JSON as stored. */
-const journaledRow = (row: GuardedRow) => ({
-  id: row.id,
-  createdAt: row.created_at,
-  json: submissionJson({
-    id: row.id,
-    form_id: row.form_id,
-    data: row.data,
-    ip_address: row.ip_address,
-    user_agent: row.user_agent,
-    referrer: row.referrer,
-    submitted_by: null,
-    is_read: 0,
-    is_starred: 0,
-    notes: null,
-    created_at: row.created_at,
-    updated_at: row.created_at,
-  }),
-})
-
-export function createIntakeService(
-  database: DatabaseHandle,
-  options: {
-    clock?: () => number
-    /** Where the plain posts' inserts are noted, for page 1 of their forms to follow them (`first-pages.ts`). */
-    journal?: InsertJournal
-  } = {},
-) {
+export function createIntakeService(database: DatabaseHandle, options: { clock?: () => number } = {}) {
   const db = database.db
   const clock = options.clock ?? Date.now
   let timer: NodeJS.Timeout | undefined
@@ -424,19 +346,13 @@ export function createIntakeService(
   // A post alone, as most are below a few hundred a second, or a few arriving together, is one
   // prepared statement: building and compiling the insert each time cost about as much as SQLite's
   // own work on it. One statement per size of `preparedGroupRows`, prepared on first use.
-  // On PostgreSQL, where page 1 of a form costs a round trip to read again, each insert also
-  // notes the version step it made for page 1 to follow (`first-pages.ts`); on SQLite a read of
-  // page 1 costs less than noting would save.
-  const journal = database.dialect === 'postgres' ? options.journal : undefined
-  const preparedInserts = new Map<number, PreparedQuery<InsertedRow>>()
+  const preparedInserts = new Map<number, ReturnType<typeof database.prepare<{ id: string }>>>()
   async function insertGuarded(rows: GuardedRow[]): Promise<Set<string>> {
     const size = preparedGroupRows(rows.length)
     let insert = preparedInserts.get(size)
     if (insert === undefined) {
       const placeholders = Array.from({ length: size }, (_, index) => placeholderRow(index))
-      insert = database.prepare<InsertedRow>(
-        journal === undefined ? guardedInsert(db, placeholders) : versionedInsert(db, placeholders),
-      )
+      insert = database.prepare(guardedInsert(db, placeholders))
       preparedInserts.set(size, insert)
     }
     const values: Record<string, unknown> = {}
@@ -444,9 +360,7 @@ export function createIntakeService(
       for (const [name, value] of Object.entries(rows[index] ?? PADDING_ROW))
         values[`${name}_${index}`] = value
     }
-    const inserted = await insert(values)
-    if (journal !== undefined) noteSteps(journal, rows, inserted)
-    return ids(inserted)
+    return ids(await insert(values))
   }
   const posts = createGroupCommit(writePosts)
 

@@ -4,7 +4,6 @@ import type { DatabaseHandle } from '../../src/db/database.js'
 import { createServices } from '../../src/services/index.js'
 import { type Instance, type PairOnNewDatabase, startPairOnNewDatabase } from '../cluster/support.js'
 import { buildForm, buildSubmission } from '../factories.js'
-import { TEST_DIALECT } from '../harness.js'
 import { postJson, send } from './support.js'
 
 /**
@@ -87,47 +86,6 @@ describe('pages of a form taking posts', () => {
     expect(body.slice(0, truth.data.length)).toBe(truth.data)
     expect((JSON.parse(body) as { meta: { total: number } }).meta.total).toBe(truth.total)
   }
-
-  /** How page 1 of a form was made at new versions on `instance`, from its metrics. */
-  const firstPages = async (instance: Instance) => {
-    const text = (await send(instance.url, 'GET', '/metrics')).body
-    const count = (source: string) =>
-      Number(new RegExp(`^lectern_first_pages_total\\{source="${source}"\\} (\\d+)$`, 'm').exec(text)?.[1])
-    return { read: count('read'), followed: count('followed') }
-  }
-
-  it('follows the posts of its own instance on PostgreSQL without reading page 1 again, however they are grouped', async () => {
-    await holds(a, 20)
-    const before = await firstPages(a)
-    for (let i = 0; i < 5; i++) {
-      await post(a)
-      await holds(a, 20)
-    }
-    // Posts arriving together may share a statement, which moves the form's version once.
-    await Promise.all(Array.from({ length: 12 }, () => post(a)))
-    await holds(a, 20)
-    const after = await firstPages(a)
-    if (TEST_DIALECT === 'postgres') {
-      expect(after.followed - before.followed).toBe(6)
-      expect(after.read).toBe(before.read)
-    } else {
-      // On SQLite a read of page 1 costs less than following would save: each new version reads it.
-      expect(after.followed).toBe(0)
-      expect(after.read - before.read).toBe(6)
-    }
-  })
-
-  it('follows no post across a write made elsewhere', async () => {
-    await holds(a, 20)
-    await post(a)
-    await post(b)
-    await post(a)
-    const before = await firstPages(a)
-    await holds(a, 20)
-    const after = await firstPages(a)
-    expect(after.followed).toBe(before.followed)
-    expect(after.read - before.read).toBe(1)
-  })
 
   it('shows every write on the next request, on both instances, whatever ran at the same time', async () => {
     // A fixed sequence of random steps, so a failure can be run again as it was.

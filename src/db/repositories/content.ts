@@ -18,7 +18,6 @@ import type {
 } from '../../schemas.js'
 import { type FormState, formState } from '../content-version.js'
 import type { DatabaseHandle } from '../database.js'
-import type { JournaledRow } from '../insert-journal.js'
 import { param } from '../prepared.js'
 import type { FormsTable, PagesTable, RedirectsTable, SubmissionsTable } from '../tables.js'
 import { KeysetPager, type PagerQueries } from './paging.js'
@@ -358,18 +357,6 @@ export function createContentRepository(handle: DatabaseHandle) {
       .where('form_submission_counts.form_id', '=', param('id')),
   )
 
-  // Page 1 of a form's submissions row by row, each with its place in the order, for
-  // `services/first-pages.ts` to merge this instance's own posts into.
-  const firstRows = handle.prepare(
-    handle.db
-      .selectFrom('submissions')
-      .select(['id', 'created_at', sql.ref<string>('json').as('json')])
-      .where('form_id', '=', param('formId'))
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(boundNumber('limit')),
-  )
-
   /** One page of `scope`, as `present` makes it of the rows, and its total; past the end no query runs. */
   async function listPage<Row, Items>(
     pager: KeysetPager<Row>,
@@ -425,14 +412,6 @@ export function createContentRepository(handle: DatabaseHandle) {
 
     listRedirects: (options: ListOptions & { active?: boolean }, version?: number) =>
       listFlagged(redirects, 'redirects', options.active, options, version, presentRedirect),
-
-    /** The first `limit` submissions of a form, newest first, each as the API writes it. */
-    firstSubmissions: async (formId: string, limit: number): Promise<JournaledRow[]> =>
-      (await firstRows({ formId, limit })).map((row) => ({
-        id: row.id,
-        createdAt: row.created_at,
-        json: row.json,
-      })),
 
     /** What the database keeps about form `id`'s submissions, read now (see `FormState`). */
     formState: async (id: string): Promise<FormState> => formState((await formStateById({ id }))[0]),
