@@ -83,19 +83,29 @@ describe('sharedFreshLookups', () => {
     expect(reads).toBe(2)
   })
 
-  it('answers every call queued behind a running lookup with one new lookup', async () => {
+  it('starts a second lookup for calls made while one reads, and queues later calls for the next', async () => {
     const store = slowStore()
     const shared = sharedFreshLookups(store.lookup)
     const first = shared('k')
     await endOfTurn()
-    const queued = [shared('k'), shared('k'), shared('k')]
-    expect(store.started).toHaveLength(1)
-    await store.finishOne()
+    store.write()
+    // Made while the first reads: they start their own at the end of the turn, reading the write.
+    const second = [shared('k'), shared('k')]
+    await endOfTurn()
     expect(store.started).toHaveLength(2)
+    store.write()
+    // Made while two read: they wait, and share one lookup that starts when one of the two ends.
+    const third = [shared('k'), shared('k'), shared('k')]
+    await endOfTurn()
+    expect(store.started).toHaveLength(2)
+    await store.finishOne()
+    expect(store.started).toHaveLength(3)
+    await store.finishOne()
     await store.finishOne()
     expect(await first).toBe('k@0')
-    expect(await Promise.all(queued)).toEqual(['k@0', 'k@0', 'k@0'])
-    expect(store.started).toHaveLength(2)
+    expect(await Promise.all(second)).toEqual(['k@1', 'k@1'])
+    expect(await Promise.all(third)).toEqual(['k@2', 'k@2', 'k@2'])
+    expect(store.started).toHaveLength(3)
   })
 
   it('passes a failed lookup to its own callers only, and looks up afresh for the next', async () => {
@@ -111,22 +121,29 @@ describe('sharedFreshLookups', () => {
 
   it('fails the calls queued behind a failing lookup at once, so an unreachable store costs one timeout', async () => {
     const failures: Array<(error: Error) => void> = []
+    const releases: Array<() => void> = []
     let calls = 0
     const shared = sharedFreshLookups(
       (key: string) =>
         new Promise<string>((resolve, reject) => {
           calls += 1
           if (calls === 1) failures.push(reject)
+          else if (calls === 2) releases.push(() => resolve(key))
           else resolve(key)
         }),
     )
     const first = shared('k')
     await endOfTurn()
+    // A second lookup, held open, so that the next calls queue.
+    const second = shared('k')
+    await endOfTurn()
     const queued = [shared('k'), shared('k')]
     failures[0]?.(new Error('database unavailable'))
     await expect(first).rejects.toThrow('database unavailable')
     for (const call of queued) await expect(call).rejects.toThrow('database unavailable')
-    expect(calls).toBe(1)
+    expect(calls).toBe(2)
+    releases[0]?.()
+    await expect(second).resolves.toBe('k')
     await expect(shared('k')).resolves.toBe('k')
   })
 
