@@ -130,24 +130,10 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
 }
 
 /**
- * Two instances on one database, with key limits that never refuse; on PostgreSQL they count them
- * in the test Redis, as instances of one deployment do. `env` adds to or overrides their settings.
+ * Two instances on a database of their own, with key limits that never refuse (on PostgreSQL counted
+ * in the test Redis, as instances of one deployment count them), a global admin's key, and a handle
+ * of the test's on the same database.
  */
-export async function startPair(
-  databaseUrl: string,
-  env: Record<string, string> = {},
-): Promise<[Instance, Instance]> {
-  const settings: Record<string, string> = {
-    DATABASE_URL: databaseUrl,
-    RATE_LIMIT_PER_SECOND: '100000',
-    RATE_LIMIT_PER_HOUR: '1000000',
-    ...(TEST_DIALECT === 'postgres' ? { REDIS_URL: TEST_REDIS_URL } : {}),
-    ...env,
-  }
-  return Promise.all([startInstance(settings), startInstance(settings)])
-}
-
-/** A pair of instances (`startPair`) on a database of its own, with a global admin's key and a handle of the test's. */
 export interface PairOnNewDatabase {
   a: Instance
   b: Instance
@@ -162,7 +148,7 @@ export interface PairOnNewDatabase {
   close(): Promise<void>
 }
 
-/** A new migrated database, filled by `prepare`, then two instances on it (`startPair` with `env`). */
+/** A new migrated database, filled by `prepare`, then two instances on it; `env` adds to or overrides their settings. */
 export async function startPairOnNewDatabase(
   prepare: (database: DatabaseHandle) => Promise<void>,
   env: Record<string, string> = {},
@@ -173,7 +159,14 @@ export async function startPairOnNewDatabase(
   const admin = await buildUser(database.db, { email: 'admin@example.com', role: 'global_admin' })
   const key = (await buildApiKey(database.db, { userId: admin.id })).plainKey
   await prepare(database)
-  const [a, b] = await startPair(testDatabase.url, env)
+  const settings: Record<string, string> = {
+    DATABASE_URL: testDatabase.url,
+    RATE_LIMIT_PER_SECOND: '100000',
+    RATE_LIMIT_PER_HOUR: '1000000',
+    ...(TEST_DIALECT === 'postgres' ? { REDIS_URL: TEST_REDIS_URL } : {}),
+    ...env,
+  }
+  const [a, b] = await Promise.all([startInstance(settings), startInstance(settings)])
   return {
     a,
     b,
