@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { intervalText, median } from './reads-under-writes.mjs'
 
 // The reports of `node bench/run.mjs intake` and `node bench/run.mjs before-after`: every
 // measurement, then the figures each target is judged on. Written as
@@ -10,12 +11,6 @@ const ms = (n) => (n === null || n === undefined ? '–' : n >= 10 ? n.toFixed(1
 const mb = (kb) => (kb === null || kb === undefined ? '–' : String(Math.round(kb / 1024)))
 const pct = (cores) => (cores === null || cores === undefined ? '–' : `${Math.round(cores * 100)}%`)
 const times = (n) => (n === null || n === undefined || !Number.isFinite(n) ? '–' : `${n.toFixed(2)}×`)
-const median = (values) => {
-  if (values.length === 0) return null
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-}
 const verdict = (pass) => (pass === null ? 'n/a' : pass ? 'pass' : '**fail**')
 const DB = { sqlite: 'SQLite', postgres: 'PostgreSQL + Redis', bare: 'bare node:http' }
 
@@ -83,10 +78,12 @@ function intakeSummary(results) {
     )
     if (reads && reads.interleaved.pairs.length > 0) {
       const { pairs, off, on } = reads.interleaved
-      const ratio = median(pairs.map((pair) => pair.on.reqPerSec / pair.off.reqPerSec))
+      const ratios = pairs.map((pair) => pair.on.reqPerSec / pair.off.reqPerSec)
+      const ratio = median(ratios)
+      const interval = intervalText(ratios, 0.8)
       lines.push(
-        `| hot list while posts arrive ≥ 0.8 × without | ${DB[server]} | median ${times(ratio)} of ${pairs.length} pairs of ${reads.interleaved.sliceMs} ms slices at ${reads.writesPerSec} posts/s ` +
-          `(${int(on.reqPerSec)} vs ${int(off.reqPerSec)} req/s; p99 ${ms(on.latencyMs.p99)} vs ${ms(off.latencyMs.p99)} ms; server CPU ${on.serverCpuMsPer1k} vs ${off.serverCpuMsPer1k} ms / 1k reads) | ${verdict(ratio >= 0.8)} |`,
+        `| hot list while posts arrive ≥ 0.8 × without | ${DB[server]} | median ${times(ratio)}${interval.text} of ${pairs.length} pairs of ${reads.interleaved.sliceMs} ms slices at ${reads.writesPerSec} posts/s ` +
+          `(${int(on.reqPerSec)} vs ${int(off.reqPerSec)} req/s; p99 ${ms(on.latencyMs.p99)} vs ${ms(off.latencyMs.p99)} ms; server CPU ${on.serverCpuMsPer1k} vs ${off.serverCpuMsPer1k} ms / 1k reads) | ${verdict(ratio >= 0.8)}${interval.undecided ? ' (within noise)' : ''} |`,
       )
     }
   }

@@ -219,7 +219,9 @@ export function renderMarkdown(results, { chart } = {}) {
   lines.push('|---|---|---|---|')
   for (const row of evaluateTargets(results)) {
     const verdict = row.verdict ?? (row.pass === true ? 'pass' : row.pass === false ? '**fail**' : 'n/a')
-    lines.push(`| ${row.scenario} | ${row.target} | ${row.measured} | ${verdict} |`)
+    lines.push(
+      `| ${row.scenario} | ${row.target} | ${row.measured} | ${verdict}${row.undecided ? ' (within noise)' : ''} |`,
+    )
   }
   lines.push('')
   if (chart) {

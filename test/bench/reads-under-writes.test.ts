@@ -105,4 +105,28 @@ describe('reads under writes', () => {
   it('leaves out a run that finished no pair', () => {
     expect(rw.readsUnderWritesCells([run('pages', 50, [])])).toEqual([])
   })
+
+  it('gives the median a 95% interval from the order statistics: ranks 10 and 22 of 31 pairs', () => {
+    const values = Array.from({ length: 31 }, (_, i) => (31 - i) / 100)
+    expect(rw.medianInterval(values)).toEqual({ low: 0.1, high: 0.22 })
+    expect(rw.medianInterval(Array.from({ length: 10 }, (_, i) => i + 1))).toEqual({ low: 2, high: 9 })
+  })
+
+  it('gives no interval for fewer than six pairs, where even the extremes cover less than 95%', () => {
+    expect(rw.medianInterval([1, 2, 3, 4, 5])).toBeNull()
+    expect(rw.medianInterval([1, 2, 3, 4, 5, 6])).toEqual({ low: 1, high: 6 })
+  })
+
+  it('says a verdict is within noise when the target lies inside the median interval, and only then', () => {
+    const pairs = (ratios: number[]) => ratios.map((r): [number, number] => [10_000, r * 10_000])
+    const spread = [0.86, 0.88, 0.9, 0.92, 0.93, 0.95, 0.97, 0.99, 1.0, 1.02]
+    const tight = [0.96, 0.97, 0.97, 0.98, 0.98, 0.99, 0.99, 1.0, 1.0, 1.01]
+    const [noisy, clear] = rw.evaluateReadsUnderWrites({
+      runs: [run('forms', 50, pairs(spread)), run('pages', 50, pairs(tight))],
+    }) as { measured: string; pass: boolean; undecided: boolean }[]
+    expect(noisy).toMatchObject({ pass: false, undecided: true })
+    expect(noisy?.measured).toContain('median 0.94× (95% interval 0.88–1.00)')
+    expect(clear).toMatchObject({ pass: true, undecided: false })
+    expect(clear?.measured).toContain('(95% interval 0.97–1.00)')
+  })
 })

@@ -1,0 +1,162 @@
+// What one form post costs the server's core, at a given rate of posts: the CPU the server process
+// uses per second with the writer posting, minus the same with the writer paused, divided by the
+// posts. Both sides alternate in windows of a few seconds (A/B/A/B, the order flipped each pair), so
+// a shared machine's drift weighs on both alike; the result is the mean difference with its 95%
+// interval. Optionally under a steady read load at a fixed rate (`BENCH_READS`), so the posts meet
+// a server already busy reading. This is the figure the "other lists at 50 posts/s ≥ 0.95×" target
+// hinges on: a read-saturated core gives the posts' share of it to them, not to the reads.
+//
+// On a copy of the 1k dataset's SQLite file (generated and imported on first use, as `npm run bench`
+// does), or with BENCH_PG=1 on a database of its own on PostgreSQL (BENCH_PG_URL) with Redis
+// (BENCH_REDIS_URL), dropped at the end. Run `npm run build` first: this measures dist/.
+//
+//   node bench/post-cost.mjs                          # 10 and 50 posts/s, no reads
+//   BENCH_RATES=50,800 BENCH_READS=5000 node bench/post-cost.mjs
+import { spawn } from 'node:child_process'
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { readConfig } from './lib/config.mjs'
+import { ensureDataset } from './lib/dataset.mjs'
+import { ensureSqliteDatabase, importMeasured } from './lib/imports.mjs'
+import { enableIntake } from './lib/intake-settings.mjs'
+import { createApiKey, lecternHome, ROOT, startLectern } from './lib/lectern.mjs'
+import { postgresExec, withDatabase } from './lib/postgres.mjs'
+import { LOAD_CPU, onCpu, processCpuMs, stopProcess } from './lib/processes.mjs'
+
+const RATES = (process.env.BENCH_RATES ?? '10,50').split(',').map(Number)
+const READS = Number(process.env.BENCH_READS ?? 0)
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 15)
+const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 2000)
+/** Each window starts this long after the writer was switched, so no post of the other side is counted. */
+const GUARD_MS = 200
+const READ_PATH = '/api/v1/page-builder/redirects?page=1&pageSize=20'
+
+const config = readConfig()
+const log = (message) => process.stderr.write(`[post-cost] ${message}\n`)
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** The mean of `values` and the half-width of its 95% interval (normal approximation). */
+export function meanInterval(values) {
+  const mean = values.reduce((sum, v) => sum + v, 0) / values.length
+  const variance = values.reduce((sum, v) => sum + (v - mean) ** 2, 0) / Math.max(1, values.length - 1)
+  return { mean, halfWidth: (1.96 * Math.sqrt(variance)) / Math.sqrt(values.length) }
+}
+
+async function database() {
+  const dataset = ensureDataset(config.dataDir, config.seed, 1000, log)
+  if (process.env.BENCH_PG === '1') {
+    const name = `bench_post_cost_${process.pid}`
+    await postgresExec(config.postgresUrl, `create database "${name}"`)
+    const url = withDatabase(config.postgresUrl, name)
+    await importMeasured(url, dataset.file)
+    return {
+      url,
+      dataset,
+      redisUrl: config.redisUrl,
+      drop: () => postgresExec(config.postgresUrl, `drop database "${name}" with (force)`),
+    }
+  }
+  const source = await ensureSqliteDatabase(dataset, config, log)
+  const dir = mkdtempSync(join(tmpdir(), 'lectern-post-cost-'))
+  copyFileSync(source.file, join(dir, 'lectern.db'))
+  return {
+    url: `sqlite:${join(dir, 'lectern.db')}`,
+    dataset,
+    drop: async () => rmSync(dir, { recursive: true }),
+  }
+}
+
+/** The bench's writer (`lib/writer.mjs`) on the load generator's core, paused until told to post. */
+async function startWriter(url, formId, rate, port) {
+  const [command, args] = onCpu(LOAD_CPU, process.execPath, [
+    join(ROOT, 'bench', 'lib', 'writer.mjs'),
+    JSON.stringify({
+      home: lecternHome(),
+      databaseUrl: url,
+      formId,
+      rate,
+      kind: 'intake',
+      port,
+      paused: true,
+    }),
+  ])
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+  await new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk) => String(chunk).includes('READY') && resolve())
+    child.once('exit', (code) => reject(new Error(`writer exited (${code})`)))
+  })
+  return child
+}
+
+/** Server CPU (ms per second) over one window of `side`: the writer posting or paused. */
+async function cpuWhile(server, writer, side) {
+  writer.kill(side === 'on' ? 'SIGUSR1' : 'SIGUSR2')
+  await sleep(GUARD_MS)
+  const before = processCpuMs(server.pid)
+  const started = performance.now()
+  await sleep(WINDOW_MS)
+  return ((processCpuMs(server.pid) - before) * 1000) / (performance.now() - started)
+}
+
+async function measureRate(server, db, key, rate) {
+  const writer = await startWriter(db.url, db.dataset.description.bigFormId, rate, server.port)
+  let reader = null
+  try {
+    if (READS > 0) {
+      const [command, args] = onCpu(LOAD_CPU, join(ROOT, 'node_modules', '.bin', 'autocannon'), [
+        ...[
+          '-c',
+          '10',
+          '-R',
+          String(READS),
+          '-d',
+          String(Math.ceil((PAIRS * 2 * (WINDOW_MS + GUARD_MS)) / 1000) + 20),
+        ],
+        ...['-H', `Authorization=Bearer ${key}`, `http://127.0.0.1:${server.port}${READ_PATH}`],
+      ])
+      reader = spawn(command, args, { stdio: 'ignore' })
+    }
+    // Warm-up: the post path's code optimized and the reads steady before anything is counted.
+    writer.kill('SIGUSR1')
+    await sleep(5000)
+    const differences = []
+    const sides = { on: [], off: [] }
+    for (let pair = 0; pair < PAIRS; pair++) {
+      const order = pair % 2 === 0 ? ['off', 'on'] : ['on', 'off']
+      const got = {}
+      for (const side of order) got[side] = await cpuWhile(server, writer, side)
+      differences.push(got.on - got.off)
+      sides.on.push(got.on)
+      sides.off.push(got.off)
+    }
+    const { mean, halfWidth } = meanInterval(differences)
+    const perPost = (ms) => Math.round((ms * 1000) / rate)
+    const avg = (values) => (values.reduce((sum, v) => sum + v, 0) / values.length).toFixed(1)
+    console.log(
+      `${rate} posts/s${READS > 0 ? ` beside ${READS} reads/s` : ''}: ${perPost(mean)} ± ${perPost(halfWidth)} µs ` +
+        `of the server's CPU per post (server CPU ${avg(sides.off)} → ${avg(sides.on)} ms/s; ${PAIRS} pairs of ${WINDOW_MS} ms)`,
+    )
+  } finally {
+    reader?.kill('SIGINT')
+    await stopProcess(writer)
+  }
+}
+
+const db = await database()
+let server
+try {
+  await enableIntake(lecternHome(), db.url, db.dataset.description.bigFormId)
+  const key = await createApiKey(db.url)
+  server = await startLectern(db.url, {
+    redisUrl: db.redisUrl,
+    env: { TRUST_PROXY: 'true', INTAKE_RATE_LIMIT_PER_MINUTE: '1000000000' },
+  })
+  log(
+    `${process.env.BENCH_PG === '1' ? 'PostgreSQL + Redis' : 'SQLite'}, 1k dataset, server pid ${server.pid}`,
+  )
+  for (const rate of RATES) await measureRate(server, db, key, rate)
+} finally {
+  await server?.stop()
+  await db.drop()
+}
