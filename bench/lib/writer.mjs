@@ -90,7 +90,6 @@ let since = paused ? null : performance.now()
 let wake = () => {}
 // Paused, the loop waits on nothing else that would keep the process alive.
 const keepAlive = setInterval(() => {}, 60_000)
-process.stdout.write('READY\n')
 process.once('SIGTERM', () => {
   stopping = true
   wake()
@@ -105,6 +104,9 @@ process.on('SIGUSR2', () => {
   writingMs += performance.now() - since
   since = null
 })
+// Only once the handlers are in place: a SIGUSR1 that came before them would start Node's inspector
+// instead of the writes (the reader of READY may run, and signal, before this process goes on).
+process.stdout.write('READY\n')
 // Posts are sent on schedule whatever the answers (up to 64 in flight), so a slow answer does not
 // lower the rate; updates, made in this process, run one at a time.
 const maxInFlight = kind === 'intake' ? 64 : 1
