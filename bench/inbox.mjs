@@ -14,6 +14,7 @@ import { MemoryRateLimiter } from '../dist/ratelimit/memory.js'
 import { createServices } from '../dist/services/index.js'
 import { hashPassword } from '../dist/services/passwords.js'
 import { postgresExec, withSchema } from './lib/postgres.mjs'
+import { median } from './lib/stats.mjs'
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000)
 const postgres = process.env.BENCH_POSTGRES === '1'
@@ -141,7 +142,6 @@ try {
     if (res.status !== 200) throw new Error(`${path} answered ${res.status}`)
     return body
   }
-  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
   const inbox = `/admin/forms/${formId}/submissions`
   const lastPage = Math.ceil(ROWS / 100)
   const views = [

@@ -23,6 +23,7 @@ import { enableIntake } from './lib/intake-settings.mjs'
 import { createApiKey, lecternHome, ROOT, startLectern } from './lib/lectern.mjs'
 import { postgresExec, withDatabase } from './lib/postgres.mjs'
 import { LOAD_CPU, onCpu, processCpuMs, stopProcess } from './lib/processes.mjs'
+import { meanInterval } from './lib/stats.mjs'
 
 const RATES = (process.env.BENCH_RATES ?? '10,50').split(',').map(Number)
 const READS = Number(process.env.BENCH_READS ?? 0)
@@ -35,13 +36,6 @@ const READ_PATH = '/api/v1/page-builder/redirects?page=1&pageSize=20'
 const config = readConfig()
 const log = (message) => process.stderr.write(`[post-cost] ${message}\n`)
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** The mean of `values` and the half-width of its 95% interval (normal approximation). */
-export function meanInterval(values) {
-  const mean = values.reduce((sum, v) => sum + v, 0) / values.length
-  const variance = values.reduce((sum, v) => sum + (v - mean) ** 2, 0) / Math.max(1, values.length - 1)
-  return { mean, halfWidth: (1.96 * Math.sqrt(variance)) / Math.sqrt(values.length) }
-}
 
 async function database() {
   const dataset = ensureDataset(config.dataDir, config.seed, 1000, log)
@@ -104,16 +98,17 @@ async function measureRate(server, db, key, rate) {
   let reader = null
   try {
     if (READS > 0) {
+      const seconds = Math.ceil((PAIRS * 2 * (WINDOW_MS + GUARD_MS)) / 1000) + 20
       const [command, args] = onCpu(LOAD_CPU, join(ROOT, 'node_modules', '.bin', 'autocannon'), [
-        ...[
-          '-c',
-          '10',
-          '-R',
-          String(READS),
-          '-d',
-          String(Math.ceil((PAIRS * 2 * (WINDOW_MS + GUARD_MS)) / 1000) + 20),
-        ],
-        ...['-H', `Authorization=Bearer ${key}`, `http://127.0.0.1:${server.port}${READ_PATH}`],
+        '-c',
+        '10',
+        '-R',
+        String(READS),
+        '-d',
+        String(seconds),
+        '-H',
+        `Authorization=Bearer ${key}`,
+        `http://127.0.0.1:${server.port}${READ_PATH}`,
       ])
       reader = spawn(command, args, { stdio: 'ignore' })
     }
@@ -132,7 +127,7 @@ async function measureRate(server, db, key, rate) {
     }
     const { mean, halfWidth } = meanInterval(differences)
     const perPost = (ms) => Math.round((ms * 1000) / rate)
-    const avg = (values) => (values.reduce((sum, v) => sum + v, 0) / values.length).toFixed(1)
+    const avg = (values) => meanInterval(values).mean.toFixed(1)
     console.log(
       `${rate} posts/s${READS > 0 ? ` beside ${READS} reads/s` : ''}: ${perPost(mean)} ± ${perPost(halfWidth)} µs ` +
         `of the server's CPU per post (server CPU ${avg(sides.off)} → ${avg(sides.on)} ms/s; ${PAIRS} pairs of ${WINDOW_MS} ms)`,

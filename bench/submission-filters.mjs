@@ -15,6 +15,7 @@ import { migrateToLatest } from '../dist/db/migrate.js'
 import { MemoryRateLimiter } from '../dist/ratelimit/memory.js'
 import { createServices } from '../dist/services/index.js'
 import { postgresExec, withSchema } from './lib/postgres.mjs'
+import { median } from './lib/stats.mjs'
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000)
 /** Requests measured per figure (after two more not counted); BENCH_SAMPLES changes it. */
@@ -105,7 +106,6 @@ try {
     if (res.status !== 200) throw new Error(`${query} answered ${res.status}: ${JSON.stringify(body)}`)
     return body
   }
-  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
   const last = ROWS - 1
   const day = 24 * 60
   const windows = [

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { intervalText, median } from './reads-under-writes.mjs'
+import { intervalText } from './reads-under-writes.mjs'
+import { median } from './stats.mjs'
 
 // The reports of `node bench/run.mjs intake` and `node bench/run.mjs before-after`: every
 // measurement, then the figures each target is judged on. Written as

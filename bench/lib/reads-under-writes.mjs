@@ -1,4 +1,5 @@
 import { sizeLabel } from './dataset.mjs'
+import { median, medianInterval } from './stats.mjs'
 
 // "Reads under writes" in `npm run bench`: page 1 of the form being written to, and every other
 // list (another form, the forms, the pages, the redirects), each read while a second process writes
@@ -13,34 +14,6 @@ const int = (n) => (n === null || n === undefined ? '–' : Math.round(n).toLoca
 const ms = (n) => (n === null || n === undefined ? '–' : n >= 10 ? n.toFixed(1) : n.toFixed(2))
 const times = (n) => (n === null || n === undefined || !Number.isFinite(n) ? '–' : `${n.toFixed(2)}×`)
 const DB = { sqlite: 'SQLite', postgres: 'PostgreSQL + Redis' }
-
-export function median(values) {
-  if (values.length === 0) return null
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-}
-
-/**
- * A 95% interval for the median of `values`, from their order statistics alone (the sign test's
- * interval): the k-th smallest and k-th largest value, k the largest rank with P(Binomial(n, ½) < k)
- * ≤ 2.5%. It assumes nothing about how the pairs' ratios spread, and needs at least 6 values
- * (null otherwise). A target inside it is within what the run can tell apart from noise.
- */
-export function medianInterval(values) {
-  const n = values.length
-  if (n < 6) return null
-  let below = 0.5 ** n // P(B = 0), then P(B < k) summed as k grows
-  let k = 0
-  let term = below
-  while (below <= 0.025) {
-    k++
-    term = (term * (n - k + 1)) / k
-    below += term
-  }
-  const sorted = [...values].sort((a, b) => a - b)
-  return { low: sorted[k - 1], high: sorted[n - k] }
-}
 
 /** " (95% interval a–b)", and whether `target` lies inside it. */
 export function intervalText(values, target) {

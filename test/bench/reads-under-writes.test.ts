@@ -106,17 +106,6 @@ describe('reads under writes', () => {
     expect(rw.readsUnderWritesCells([run('pages', 50, [])])).toEqual([])
   })
 
-  it('gives the median a 95% interval from the order statistics: ranks 10 and 22 of 31 pairs', () => {
-    const values = Array.from({ length: 31 }, (_, i) => (31 - i) / 100)
-    expect(rw.medianInterval(values)).toEqual({ low: 0.1, high: 0.22 })
-    expect(rw.medianInterval(Array.from({ length: 10 }, (_, i) => i + 1))).toEqual({ low: 2, high: 9 })
-  })
-
-  it('gives no interval for fewer than six pairs, where even the extremes cover less than 95%', () => {
-    expect(rw.medianInterval([1, 2, 3, 4, 5])).toBeNull()
-    expect(rw.medianInterval([1, 2, 3, 4, 5, 6])).toEqual({ low: 1, high: 6 })
-  })
-
   it('says a verdict is within noise when the target lies inside the median interval, and only then', () => {
     const pairs = (ratios: number[]) => ratios.map((r): [number, number] => [10_000, r * 10_000])
     const spread = [0.86, 0.88, 0.9, 0.92, 0.93, 0.95, 0.97, 0.99, 1.0, 1.02]
