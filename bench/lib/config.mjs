@@ -60,8 +60,9 @@ export function readConfig() {
     // Reads under writes: visitors' posts through the intake (`intake`) or inbox updates (`updates`).
     writer: oneOf('BENCH_WRITER', ['intake', 'updates'], 'intake'),
     // Reads under writes: each list's run at each write rate, the writer paused and resumed in
-    // slices of `rwSliceMs` (31–32 whole pairs in a full run's 16 s).
-    rwDuration: number('BENCH_RW_DURATION', quick ? 6 : 16),
+    // slices of `rwSliceMs` (about 120 whole pairs in a full run's 60 s: the 31 pairs of 16 s left
+    // the target inside the median's 95% interval in 16 verdicts of 20).
+    rwDuration: number('BENCH_RW_DURATION', quick ? 6 : 60),
     rwWarmup: number('BENCH_RW_WARMUP', 1),
     rwSliceMs: number('BENCH_RW_SLICE_MS', 250),
     // The intake run: concurrent posting clients (each post from one of as many addresses), and the
