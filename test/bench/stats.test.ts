@@ -18,6 +18,12 @@ describe('bench statistics', () => {
     expect(stats.medianInterval(Array.from({ length: 10 }, (_, i) => i + 1))).toEqual({ low: 2, high: 9 })
   })
 
+  it('gives ranks 49 and 72 of 120 values, the pairs of a full run of reads under writes', () => {
+    // P(Binomial(120, ½) ≤ 48) ≈ 1.8% is within 2.5%; P(… ≤ 49) ≈ 2.8% is not.
+    const values = Array.from({ length: 120 }, (_, i) => 120 - i)
+    expect(stats.medianInterval(values)).toEqual({ low: 49, high: 72 })
+  })
+
   it('gives no median interval for fewer than six values, where even the extremes cover less than 95%', () => {
     expect(stats.medianInterval([1, 2, 3, 4, 5])).toBeNull()
     expect(stats.medianInterval([1, 2, 3, 4, 5, 6])).toEqual({ low: 1, high: 6 })
