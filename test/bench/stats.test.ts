@@ -19,7 +19,7 @@ describe('bench statistics', () => {
   })
 
   it('gives ranks 49 and 72 of 120 values, the pairs of a full run of reads under writes', () => {
-    // P(Binomial(120, ½) ≤ 48) ≈ 1.8% is within 2.5%; P(… ≤ 49) ≈ 2.8% is not.
+    // P(Binomial(120, ½) ≤ 48) ≈ 1.8% is within 2.5%; P(… ≤ 49) ≈ 2.7% is not.
     const values = Array.from({ length: 120 }, (_, i) => 120 - i)
     expect(stats.medianInterval(values)).toEqual({ low: 49, high: 72 })
   })
