@@ -57,7 +57,7 @@ import {
   sleep,
   stopProcess,
 } from './lib/processes.mjs'
-import { readsUnderWritesSteps } from './lib/reads-under-writes.mjs'
+import { FLOOR_LIST, readsUnderWritesSteps } from './lib/reads-under-writes.mjs'
 import { writeReports } from './lib/report.mjs'
 
 const config = readConfig()
@@ -217,12 +217,18 @@ async function main() {
         )
       }
     }
-    // Reads under writes compare Lectern with itself without writes (the bare server has no data),
-    // within one run: SQLite, then PostgreSQL, at each step.
+    // Reads under writes compare Lectern with itself without writes, within one run: SQLite, then
+    // PostgreSQL, at each step; on one list, the bare server too, with the posts sent to it (the floor).
     for (const { scenario } of rwSteps) {
       await attempt(`sqlite ${scenario.id}`, async () =>
         measure('sqlite', mainLabel, scenario, await sqlite.current(), sqliteKey, primary.database.url),
       )
+      if (scenario.list === FLOOR_LIST && scenario.writeKind === 'intake') {
+        await attempt(`bare ${scenario.id}`, async () => {
+          const fixture = await fetchFixture((await sqlite.current()).port, sqliteKey, scenario, note)
+          return measureBare(mainLabel, scenario, fixture)
+        })
+      }
       if (pg) {
         await attempt(`postgres ${scenario.id}`, async () =>
           measure('postgres', mainLabel, scenario, await pg.current(), postgres.key, postgres.url),
@@ -728,7 +734,7 @@ async function runLoad(options, onMeasuring) {
 async function measureBare(dataset, scenario, fixture) {
   const bare = await startBare(fixture)
   try {
-    return await measure('bare', dataset, scenario, bare, null)
+    return await measure('bare', dataset, scenario, bare, null, null)
   } finally {
     await bare.stop()
     cleanups.delete(bare.stop)

@@ -1,6 +1,8 @@
 // The limit every scenario is compared with: a bare node:http server that answers every request
 // with the exact status, headers and body Lectern gave for the scenario's request, read from a
-// fixture file. Usage: node bare-server.mjs <fixture.json> <port>
+// fixture file. A POST is read to its end and answered 201 with a new id, as the intake answers a
+// post in JSON (stored nowhere): the least a post can cost, for reads under writes.
+// Usage: node bare-server.mjs <fixture.json> <port>
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 
@@ -17,9 +19,30 @@ for (let i = 0; i < fixture.rawHeaders.length; i += 2) {
   }
 }
 
-const server = createServer((_req, res) => {
-  res.writeHead(fixture.status, headers)
-  res.end(body)
+let posts = 0
+
+const server = createServer((req, res) => {
+  if (req.method !== 'POST') {
+    res.writeHead(fixture.status, headers)
+    res.end(body)
+    return
+  }
+  const chunks = []
+  req.on('data', (chunk) => chunks.push(chunk))
+  req.on('end', () => {
+    let status = 201
+    try {
+      JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    } catch {
+      status = 400
+    }
+    const answer = JSON.stringify(status === 201 ? { id: `sub_bare${++posts}` } : { error: 'invalid_json' })
+    res.writeHead(status, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(answer),
+    })
+    res.end(answer)
+  })
 })
 server.keepAliveTimeout = 72_000
 server.listen(Number(port), '127.0.0.1')

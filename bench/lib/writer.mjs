@@ -5,7 +5,8 @@
 //   submission on page 1 of the form, inserted by the server itself, as a site's forms do;
 // - `updates`: marks submissions of the form read and unread in turn (single-row updates through
 //   Lectern's own database layer, as the dashboard's inbox does), for builds without intake.
-// Usage: node writer.mjs '<json options>' with { home, databaseUrl, formId, rate, kind, port, paused }.
+// Usage: node writer.mjs '<json options>' with { home, databaseUrl, formId, rate, kind, port, paused }
+// (`databaseUrl` null: posts to the bare server, which stores nothing to delete).
 // Prints READY once writing (or, with `paused`, ready to), and on SIGTERM `WROTE <n> <seconds>
 // <failed>`, the seconds being those it was writing (intake posts are then deleted again, so a
 // cached database keeps its dataset's totals). SIGUSR1 starts writing, SIGUSR2 pauses it: the load
@@ -41,6 +42,8 @@ if (kind === 'intake') {
   }
   close = async () => {
     poster.close()
+    // The bare server stores nothing: no database to tidy.
+    if (databaseUrl === null) return
     const { openDatabase } = await import(pathToFileURL(join(home, 'dist', 'db', 'database.js')).href)
     const database = openDatabase(databaseUrl)
     for (let i = 0; i < posted.length; i += 500) {

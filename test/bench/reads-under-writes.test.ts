@@ -26,8 +26,14 @@ const side = (reqPerSec: number, p99 = 2) => ({
 })
 
 /** An interleaved run of `list` at `writes`/s whose pairs answered `pairs` req/s ([without, with]). */
-const run = (list: string, writes: number, pairs: [number, number][], p99s: [number, number] = [2, 2]) => ({
-  server: 'sqlite',
+const run = (
+  list: string,
+  writes: number,
+  pairs: [number, number][],
+  p99s: [number, number] = [2, 2],
+  server = 'sqlite',
+) => ({
+  server,
   scenario: `rw-${list}-${writes}`,
   list,
   listLabel: list,
@@ -100,6 +106,36 @@ describe('reads under writes', () => {
       ['Reads under 5 writes/s', 'redirects', false],
       ['Reads under 5 writes/s', 'forms', true],
     ])
+  })
+
+  it("judges no target on the bare server's runs, and names the floor at their rate beside each list's", () => {
+    const pairs = (ratio: number): [number, number][] => [[10_000, ratio * 10_000]]
+    const rows = rw.evaluateReadsUnderWrites({
+      runs: [
+        run('forms', 50, pairs(0.94)),
+        run('forms', 50, pairs(0.96), [2, 2], 'bare'),
+        run('forms', 50, pairs(0.93), [2, 2], 'postgres'),
+        run('pages', 5, pairs(0.99)),
+      ],
+    }) as { scenario: string; measured: string; pass: boolean }[]
+    expect(rows.map((r) => r.scenario)).toEqual([
+      'Reads under 50 writes/s: forms, SQLite',
+      'Reads under 50 writes/s: forms, PostgreSQL + Redis',
+      'Reads under 5 writes/s: pages, SQLite',
+    ])
+    expect(rows[0]?.measured).toContain('the floor, bare node:http under the same posts: 0.96×')
+    expect(rows[1]?.measured).toContain('the floor, bare node:http under the same posts: 0.96×')
+    // No floor was measured at 5 writes/s.
+    expect(rows[2]?.measured).not.toContain('floor')
+    expect(rows.map((r) => r.pass)).toEqual([false, false, true])
+  })
+
+  it('shows the bare server among the runs of the section, as the floor', () => {
+    const lines = rw.renderReadsUnderWrites({
+      runs: [run('forms', 50, [[10_000, 9_600]], [2, 2], 'bare')],
+    }) as string[]
+    expect(lines.some((line) => line.startsWith('| bare node:http | forms | 50 |'))).toBe(true)
+    expect(lines.join('\n')).toContain('is the floor')
   })
 
   it('leaves out a run that finished no pair', () => {
