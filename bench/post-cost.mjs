@@ -2,7 +2,8 @@
 // uses per second with the writer posting, minus the same with the writer paused, divided by the
 // posts. Both sides alternate in windows of a few seconds (A/B/A/B, the order flipped each pair), so
 // a shared machine's drift weighs on both alike; the result is the mean difference with its 95%
-// interval. Optionally under a steady read load at a fixed rate (`BENCH_READS`), so the posts meet
+// interval. On PostgreSQL + Redis it gives the same for their processes, which share the load
+// generator's core in `npm run bench`. Optionally under a steady read load at a fixed rate (`BENCH_READS`), so the posts meet
 // a server already busy reading. This is the figure the "other lists at 50 posts/s ≥ 0.95×" target
 // hinges on: a read-saturated core gives the posts' share of it to them, not to the reads.
 //
@@ -22,7 +23,14 @@ import { ensureSqliteDatabase, importMeasured } from './lib/imports.mjs'
 import { enableIntake } from './lib/intake-settings.mjs'
 import { createApiKey, lecternHome, ROOT, startLectern } from './lib/lectern.mjs'
 import { postgresExec, withDatabase } from './lib/postgres.mjs'
-import { LOAD_CPU, onCpu, processCpuMs, stopProcess } from './lib/processes.mjs'
+import {
+  cpuSpentBetween,
+  LOAD_CPU,
+  onCpu,
+  processCpuMs,
+  processesCpuMs,
+  stopProcess,
+} from './lib/processes.mjs'
 import { meanInterval } from './lib/stats.mjs'
 
 const RATES = (process.env.BENCH_RATES ?? '10,50').split(',').map(Number)
@@ -32,6 +40,7 @@ const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 2000)
 /** Each window starts this long after the writer was switched, so no post of the other side is counted. */
 const GUARD_MS = 200
 const READ_PATH = '/api/v1/page-builder/redirects?page=1&pageSize=20'
+const POSTGRES = process.env.BENCH_PG === '1'
 
 const config = readConfig()
 const log = (message) => process.stderr.write(`[post-cost] ${message}\n`)
@@ -39,7 +48,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 async function database() {
   const dataset = ensureDataset(config.dataDir, config.seed, 1000, log)
-  if (process.env.BENCH_PG === '1') {
+  if (POSTGRES) {
     const name = `bench_post_cost_${process.pid}`
     await postgresExec(config.postgresUrl, `create database "${name}"`)
     const url = withDatabase(config.postgresUrl, name)
@@ -83,14 +92,30 @@ async function startWriter(url, formId, rate, port) {
   return child
 }
 
-/** Server CPU (ms per second) over one window of `side`: the writer posting or paused. */
+/**
+ * CPU (ms per second) over one window of `side`, the writer posting or paused: the server's, and on
+ * PostgreSQL + Redis those servers' own (every process of the cluster, and Redis), which share the
+ * load generator's core in `npm run bench`.
+ */
 async function cpuWhile(server, writer, side) {
   writer.kill(side === 'on' ? 'SIGUSR1' : 'SIGUSR2')
   await sleep(GUARD_MS)
   const before = processCpuMs(server.pid)
+  const stores = POSTGRES
+    ? { postgres: processesCpuMs('postgres'), redis: processesCpuMs('redis-server') }
+    : null
   const started = performance.now()
   await sleep(WINDOW_MS)
-  return ((processCpuMs(server.pid) - before) * 1000) / (performance.now() - started)
+  const perSecond = (ms) => (ms * 1000) / (performance.now() - started)
+  return {
+    server: perSecond(processCpuMs(server.pid) - before),
+    ...(stores
+      ? {
+          postgres: perSecond(cpuSpentBetween(stores.postgres, processesCpuMs('postgres'))),
+          redis: perSecond(cpuSpentBetween(stores.redis, processesCpuMs('redis-server'))),
+        }
+      : {}),
+  }
 }
 
 async function measureRate(server, db, key, rate) {
@@ -115,22 +140,24 @@ async function measureRate(server, db, key, rate) {
     // Warm-up: the post path's code optimized and the reads steady before anything is counted.
     writer.kill('SIGUSR1')
     await sleep(5000)
-    const differences = []
-    const sides = { on: [], off: [] }
+    const windows = { on: [], off: [] }
     for (let pair = 0; pair < PAIRS; pair++) {
       const order = pair % 2 === 0 ? ['off', 'on'] : ['on', 'off']
-      const got = {}
-      for (const side of order) got[side] = await cpuWhile(server, writer, side)
-      differences.push(got.on - got.off)
-      sides.on.push(got.on)
-      sides.off.push(got.off)
+      for (const side of order) windows[side].push(await cpuWhile(server, writer, side))
     }
-    const { mean, halfWidth } = meanInterval(differences)
     const perPost = (ms) => Math.round((ms * 1000) / rate)
     const avg = (values) => meanInterval(values).mean.toFixed(1)
+    /** "<µs> ± <µs> µs of <whose> CPU per post (<off> → <on> ms/s)" for one process or group. */
+    const cost = (part, whose) => {
+      const { mean, halfWidth } = meanInterval(windows.on.map((on, i) => on[part] - windows.off[i][part]))
+      const off = avg(windows.off.map((w) => w[part]))
+      const on = avg(windows.on.map((w) => w[part]))
+      return `${perPost(mean)} ± ${perPost(halfWidth)} µs of ${whose} CPU per post (${off} → ${on} ms/s)`
+    }
     console.log(
-      `${rate} posts/s${READS > 0 ? ` beside ${READS} reads/s` : ''}: ${perPost(mean)} ± ${perPost(halfWidth)} µs ` +
-        `of the server's CPU per post (server CPU ${avg(sides.off)} → ${avg(sides.on)} ms/s; ${PAIRS} pairs of ${WINDOW_MS} ms)`,
+      `${rate} posts/s${READS > 0 ? ` beside ${READS} reads/s` : ''}: ${cost('server', "the server's")}` +
+        `${POSTGRES ? `; ${cost('postgres', "PostgreSQL's")}; ${cost('redis', "Redis's")}` : ''}` +
+        ` (${PAIRS} pairs of ${WINDOW_MS} ms)`,
     )
   } finally {
     reader?.kill('SIGINT')
@@ -147,9 +174,7 @@ try {
     redisUrl: db.redisUrl,
     env: { TRUST_PROXY: 'true', INTAKE_RATE_LIMIT_PER_MINUTE: '1000000000' },
   })
-  log(
-    `${process.env.BENCH_PG === '1' ? 'PostgreSQL + Redis' : 'SQLite'}, 1k dataset, server pid ${server.pid}`,
-  )
+  log(`${POSTGRES ? 'PostgreSQL + Redis' : 'SQLite'}, 1k dataset, server pid ${server.pid}`)
   for (const rate of RATES) await measureRate(server, db, key, rate)
 } finally {
   await server?.stop()

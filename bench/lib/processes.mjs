@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 
 /** The CPU the measured server runs on, and the one the load generator (and this harness) run on. */
@@ -58,6 +58,42 @@ export function processCpuMs(pid) {
   } catch {
     return null
   }
+}
+
+/**
+ * CPU time (ms) used so far by each process whose name (`comm`) is `name`, by pid: e.g. every process
+ * of the PostgreSQL cluster, or Redis. Compare two snapshots with `cpuSpentBetween`.
+ */
+export function processesCpuMs(name) {
+  const spent = new Map()
+  let entries = []
+  try {
+    entries = readdirSync('/proc')
+  } catch {
+    return spent
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== name) continue
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      spent.set(entry, ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND)
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return spent
+}
+
+/** The CPU time (ms) the processes of two `processesCpuMs` snapshots used between them (those in both). */
+export function cpuSpentBetween(before, after) {
+  let total = 0
+  for (const [pid, ms] of after) {
+    const earlier = before.get(pid)
+    if (earlier !== undefined) total += ms - earlier
+  }
+  return total
 }
 
 /** Reads a process's resident set size and its high-water mark, in kB, from /proc; null once gone. */
