@@ -16,6 +16,13 @@ import { randomBase62 } from '../src/ids.js'
 
 const MIGRATIONS_DIR = join(import.meta.dirname, '..', 'src', 'db', 'migrations')
 
+/**
+ * How long creating or dropping a test database may take. Both wait for the disk (a copy of the
+ * template, a forced checkpoint), which on a slow or busy virtual machine takes seconds: the
+ * request path's 3 s would fail a test on the machine's time, not on anything it tests.
+ */
+const ADMIN_STATEMENT_TIMEOUT_MS = 60_000
+
 function migrationsHash(): string {
   const hash = createHash('sha256')
   for (const name of readdirSync(MIGRATIONS_DIR).sort()) {
@@ -55,7 +62,7 @@ export async function copyMigratedSqlite(target: string): Promise<void> {
 export async function createMigratedPostgres(adminUrl: string): Promise<string> {
   const template = `lectern_test_template_${migrationsHash()}`
   const name = `lectern_test_${randomBase62(12).toLowerCase()}`
-  const admin = openDatabase(adminUrl)
+  const admin = openDatabase(adminUrl, { statementTimeoutMs: ADMIN_STATEMENT_TIMEOUT_MS })
   try {
     await admin.db.connection().execute(async (db) => {
       await sql`select pg_advisory_lock(hashtext(${template}))`.execute(db)
@@ -82,7 +89,7 @@ export async function createMigratedPostgres(adminUrl: string): Promise<string> 
 
 /** Removes a database made by `createMigratedPostgres`, closing any connection a test left open. */
 export async function dropPostgresDatabase(adminUrl: string, name: string): Promise<void> {
-  const admin = openDatabase(adminUrl)
+  const admin = openDatabase(adminUrl, { statementTimeoutMs: ADMIN_STATEMENT_TIMEOUT_MS })
   try {
     await sql`drop database if exists ${sql.id(name)} with (force)`.execute(admin.db)
   } finally {
