@@ -12,8 +12,8 @@ export const WRITE_RATES = [5, 50]
 
 /**
  * The list whose runs the bare server repeats, answering that list's bytes and each post with a 201
- * (stored nowhere): the floor, what posts at each rate cost reads on the machine itself, before
- * Lectern does any work. Any list would do, as the bare server answers every one alike.
+ * (stored nowhere): the floor, what posts at each rate cost reads on the machine itself when the
+ * server does almost nothing with them. Any list would do, as the bare server answers every one alike.
  */
 export const FLOOR_LIST = 'forms'
 
@@ -169,7 +169,8 @@ export function renderReadsUnderWrites(results) {
       'Server CPU is the server process’s CPU time per 1,000 answers, which moves far less than req/s on a shared ' +
       'machine (for PostgreSQL it leaves out the database’s own processes). The bare `node:http` server, read the same way ' +
       'while the same posts reach it (answered 201, stored nowhere), is the floor: what posts at that rate cost reads on this machine ' +
-      'before Lectern does any work.',
+      'when the server does almost nothing with them. Its reads fill the load generator’s core, which the writer shares, so it is a ' +
+      'floor for a server whose reads fill that core too and a pessimistic one for a server that leaves it room.',
     '',
     '| Server | List | Writes/s | Without: req/s | p99 ms | CPU ms / 1k | With: req/s | p99 ms | CPU ms / 1k | Median ratio | Each pair |',
     '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|',
