@@ -3,8 +3,8 @@
 // posts. Both sides alternate in windows of a few seconds (A/B/A/B, the order flipped each pair), so
 // a shared machine's drift weighs on both alike; the result is the mean difference with its 95%
 // interval. On PostgreSQL + Redis it gives the same for their processes, which share the load
-// generator's core in `npm run bench`. Optionally under a steady read load at a fixed rate (`BENCH_READS`), so the posts meet
-// a server already busy reading. This is the figure the "other lists at 50 posts/s ≥ 0.95×" target
+// generator's core in `npm run bench`. Optionally under a steady read load at a fixed rate
+// (`BENCH_READS`), so the posts meet a server already busy reading. This is the figure the "other lists at 50 posts/s ≥ 0.95×" target
 // hinges on: a read-saturated core gives the posts' share of it to them, not to the reads.
 //
 // On a copy of the 1k dataset's SQLite file (generated and imported on first use, as `npm run bench`

@@ -49,12 +49,17 @@ export function machineBusyMs() {
   }
 }
 
+/** The CPU time (ms, user + system) in a `/proc/<pid>/stat` line. */
+function cpuMsOfStat(stat) {
+  // The name in parentheses may hold spaces: the fields are counted from after its closing one.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND
+}
+
 /** CPU time (ms, user + system) a process has used so far; null once it is gone. */
 export function processCpuMs(pid) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND
+    return cpuMsOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))
   } catch {
     return null
   }
@@ -76,9 +81,8 @@ export function processesCpuMs(name) {
     if (!/^\d+$/.test(entry)) continue
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== name) continue
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      spent.set(entry, ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND)
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === name)
+        spent.set(entry, cpuMsOfStat(stat))
     } catch {
       // Gone between the listing and the read.
     }

@@ -1,9 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+// @ts-expect-error: the benchmark is plain JavaScript, without declarations.
+import { waitUntilReady } from '../../bench/lib/lectern.mjs'
+// @ts-expect-error: the benchmark is plain JavaScript, without declarations.
+import { freePort } from '../../bench/lib/processes.mjs'
 
 // The bare server is the limit every scenario is compared with: the reads get exactly the fixture's
 // bytes, and the posts of reads under writes an answer the writer counts as taken (201 with an id).
@@ -12,17 +15,6 @@ const body = JSON.stringify({ data: [{ id: 'frm_1' }], meta: { total: 1 } })
 let dir: string
 let server: ChildProcess
 let port: number
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'lectern-bare-'))
@@ -37,15 +29,7 @@ beforeAll(async () => {
   )
   port = await freePort()
   server = spawn(process.execPath, ['bench/lib/bare-server.mjs', fixture, String(port)], { stdio: 'ignore' })
-  for (let i = 0; i < 100; i++) {
-    try {
-      await fetch(`http://127.0.0.1:${port}/`)
-      return
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  }
-  throw new Error('the bare server did not start')
+  await waitUntilReady(port, '/', server)
 })
 
 afterAll(() => {
