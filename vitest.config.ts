@@ -91,8 +91,9 @@ const postgres: TestProjectInlineConfiguration = {
 
 const shared = {
   include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'clients/js/test/**/*.test.ts'],
-  // Fails a test during which the app answered something openapi.json does not describe.
-  setupFiles: ['test/contract/setup.ts'],
+  // Fails a test during which the app answered something openapi.json does not describe, and hashes
+  // new passwords at a low scrypt cost outside the tests of hashing (test/password-cost.ts).
+  setupFiles: ['test/contract/setup.ts', 'test/password-cost.ts'],
   globalSetup: ['test/global-setup.ts'],
   pool: 'forks' as const,
   // A worker runs file after file in one process, importing the app once rather than once per file

@@ -1,8 +1,29 @@
 import { randomBytes, type ScryptOptions, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto'
 
-// OWASP's scrypt recommendation: N=2^17, r=8, p=1 (128 MiB of work memory per hash).
-const PARAMS = { N: 2 ** 17, r: 8, p: 1 }
+/** scrypt's work factors: the cost (N), the block size (r) and the parallelism (p). */
+export interface ScryptCost {
+  N: number
+  r: number
+  p: number
+}
+
+/** OWASP's scrypt recommendation: N=2^17, r=8, p=1 (128 MiB of work memory per hash). */
+export const PASSWORD_COST: Readonly<ScryptCost> = Object.freeze({ N: 2 ** 17, r: 8, p: 1 })
 const KEY_LENGTH = 32
+
+/** The cost new passwords are hashed at in this process: always `PASSWORD_COST` outside the test suite. */
+let hashingCost: Readonly<ScryptCost> = PASSWORD_COST
+
+/**
+ * Sets the cost of the passwords this process hashes from now on. Only the test suite calls it
+ * (`test/password-cost.ts`): it hashes hundreds of passwords on its way to what it proves (sessions,
+ * roles, the audit log), and at full cost they took about a fifth of its running time. A check always
+ * uses the cost its hash names, so hashes of either cost keep working; the tests of hashing itself
+ * run at full cost.
+ */
+export function setPasswordCostForTests(cost: Readonly<ScryptCost>): void {
+  hashingCost = Object.freeze({ ...cost })
+}
 
 /**
  * How many hashes run at once in this process, how many hashes may wait in one line, and how many
@@ -118,7 +139,7 @@ export async function withHashingSlot<T>(options: HashingOptions, task: () => Pr
   }
 }
 
-function scrypt(password: string, salt: Buffer, params: typeof PARAMS): Promise<Buffer> {
+function scrypt(password: string, salt: Buffer, params: Readonly<ScryptCost>): Promise<Buffer> {
   const options: ScryptOptions = { ...params, maxmem: 256 * 1024 * 1024 }
   return new Promise((resolve, reject) =>
     scryptCallback(password.normalize('NFKC'), salt, KEY_LENGTH, options, (error, key) =>
@@ -130,8 +151,9 @@ function scrypt(password: string, salt: Buffer, params: typeof PARAMS): Promise<
 /** A self-describing hash: `scrypt$N$r$p$<salt b64>$<hash b64>`, so parameters can be raised later. */
 export async function hashPassword(password: string, options: HashingOptions = {}): Promise<string> {
   const salt = randomBytes(16)
-  const hash = await withHashingSlot(options, () => scrypt(password, salt, PARAMS))
-  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64'), hash.toString('base64')].join('$')
+  const cost = hashingCost
+  const hash = await withHashingSlot(options, () => scrypt(password, salt, cost))
+  return ['scrypt', cost.N, cost.r, cost.p, salt.toString('base64'), hash.toString('base64')].join('$')
 }
 
 /**

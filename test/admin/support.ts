@@ -14,15 +14,15 @@ import type { TestContext } from '../harness.js'
 /** The password of every user made by `buildDashboardUser`. */
 export const PASSWORD = 'correct horse battery staple'
 
-// Hashing at production scrypt cost takes a noticeable fraction of a second: once per test file.
-let passwordHash: Promise<string> | undefined
-
-/** A user who can sign in with `PASSWORD`, written straight into the database. */
+/**
+ * A user who can sign in with `PASSWORD`, written straight into the database. The password is hashed
+ * at the cost the process hashes at now (test/password-cost.ts) unless `passwordHash` is given.
+ */
 export async function buildDashboardUser(
   db: Kysely<Database>,
-  input: { role?: Role; email?: string; disabled?: boolean } = {},
+  input: { role?: Role; email?: string; disabled?: boolean; passwordHash?: string } = {},
 ) {
-  passwordHash ??= hashPassword(PASSWORD)
+  const passwordHash = input.passwordHash ?? hashPassword(PASSWORD)
   const timestamp = now()
   const row = {
     id: newId('user'),

@@ -1,11 +1,21 @@
+import { readdir, readFile } from 'node:fs/promises'
 import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js'
 import { createServices } from '../../src/services/index.js'
-import { hashingLoad, hashPassword, PASSWORD_HASHING, withHashingSlot } from '../../src/services/passwords.js'
+import {
+  hashingLoad,
+  hashPassword,
+  PASSWORD_COST,
+  PASSWORD_HASHING,
+  setPasswordCostForTests,
+  withHashingSlot,
+} from '../../src/services/passwords.js'
 import { buildSignInUser } from '../admin/low-cost-password.js'
 import { buildDashboardUser, PASSWORD } from '../admin/support.js'
+import { runCliProcess } from '../cli/run-cli.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { HttpBrowser, listenLocally, pageText } from './http-browser.js'
 
@@ -22,6 +32,53 @@ async function servedBehindBalancer(): Promise<{ ctx: TestContext; app: FastifyI
     database: ctx.database,
   })
   return { ctx, app, base: await listenLocally(app) }
+}
+
+// Limits under load are only real at the product's own cost (the suite otherwise hashes at a low one:
+// test/password-cost.ts); each test file starts from the suite's, so this one needs no restoring.
+setPasswordCostForTests(PASSWORD_COST)
+
+describe('the cost of a new password', () => {
+  let ctx: TestContext
+  beforeAll(async () => {
+    ctx = await createTestContext()
+  })
+  afterAll(() => ctx.close())
+
+  it("is OWASP's scrypt cost (N=2^17, r=8, p=1) in a process of the product, and checks against it work", async () => {
+    const email = 'grace@example.com'
+    await ctx.services.users.createUser({ email, role: 'editor' })
+    // `bin/lectern` is the product as it runs: nothing in it lowers the cost.
+    const res = await runCliProcess(['users', 'set-password', email], {
+      databaseUrl: ctx.databaseUrl,
+      input: 'a long enough passphrase\n',
+    })
+    expect(res.code, res.stderr).toBe(0)
+    const { rows } = await sql<{
+      password_hash: string
+    }>`select password_hash from users where email = ${email}`.execute(ctx.database.db)
+    expect(rows[0]?.password_hash.split('$').slice(0, 4)).toEqual(['scrypt', '131072', '8', '1'])
+    expect(await ctx.services.users.checkPassword(email, 'a long enough passphrase')).toBe(true)
+    expect(await ctx.services.users.checkPassword(email, 'not the passphrase at all')).toBe(false)
+  })
+
+  it('is set for tests by the test suite alone: no file of the product lowers it', async () => {
+    const root = new URL('../../src/', import.meta.url)
+    const callers: string[] = []
+    for (const entry of await readdir(root, { recursive: true })) {
+      if (!entry.endsWith('.ts') || entry === 'services/passwords.ts') continue
+      if ((await readFile(new URL(entry, root), 'utf8')).includes('setPasswordCostForTests'))
+        callers.push(entry)
+    }
+    expect(callers).toEqual([])
+  })
+})
+
+/** `PASSWORD` hashed once at full cost: every user of these tests signs in with it. */
+let fullCostHash: Promise<string> | undefined
+const fullCostUser = (ctx: TestContext, input: Parameters<typeof buildDashboardUser>[1] = {}) => {
+  fullCostHash ??= hashPassword(PASSWORD)
+  return fullCostHash.then((passwordHash) => buildDashboardUser(ctx.database.db, { ...input, passwordHash }))
 }
 
 describe('password hashing under a burst of sign-ins', () => {
@@ -41,7 +98,7 @@ describe('password hashing under a burst of sign-ins', () => {
   })
 
   it('answers 40 simultaneous sign-ins each, never running more hashes at once than the limit', async () => {
-    const users = await Promise.all(Array.from({ length: 40 }, () => buildDashboardUser(ctx.database.db)))
+    const users = await Promise.all(Array.from({ length: 40 }, () => fullCostUser(ctx)))
     const browsers = users.map((_, i) => new HttpBrowser(base, `10.2.0.${i + 1}`))
     for (const browser of browsers) await browser.request('/admin/login')
     const answers = await Promise.all(
@@ -137,7 +194,7 @@ describe('password hashing when signed-in users flood the current-password check
 
   /** Sends `requests` while the slots are held, then an admin's sign-in; returns its answer once all are answered. */
   const signInDuring = async (requests: (() => Promise<Response>)[]) => {
-    const admin = await buildDashboardUser(ctx.database.db, { role: 'global_admin' })
+    const admin = await fullCostUser(ctx, { role: 'global_admin' })
     const adminBrowser = browserAt()
     await adminBrowser.request('/admin/login')
     // From an idle queue (an earlier sign-in's decoy hash may still run), so both slots are taken at once.
@@ -171,7 +228,7 @@ describe('password hashing when signed-in users flood the current-password check
   }
 
   it("signs an admin in while one viewer sends 20 wrong current passwords at once, refusing the viewer's extra checks", async () => {
-    const viewer = await buildDashboardUser(ctx.database.db, { role: 'viewer' })
+    const viewer = await fullCostUser(ctx, { role: 'viewer' })
     const browser = await signedIn(viewer.email)
     const { answers, signedIn: admin } = await signInDuring(
       Array.from({ length: 20 }, () => () => wrongCheck(browser)),
