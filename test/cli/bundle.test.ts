@@ -1,0 +1,82 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+import { TEST_DIALECT } from '../harness.js'
+import { BIN, freePort, runCliProcess, startCli } from './run-cli.js'
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const RECORDER = fileURLToPath(new URL('./load-record.mjs', import.meta.url))
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
+
+/** Runs `bin/lectern args` and returns the file URLs of the modules the process loaded, in order. */
+function modulesLoadedBy(args: string[], env: Record<string, string>, record: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', RECORDER, BIN, ...args], {
+      env: { ...process.env, ...env, LECTERN_LOAD_RECORD: record },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    let stderr = ''
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
+    child.on('error', reject)
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`lectern ${args.join(' ')} exited ${code}: ${stderr}`))
+      resolve(
+        readFileSync(record, 'utf8')
+          .split('\n')
+          .filter((url) => url.startsWith('file:')),
+      )
+    })
+  })
+}
+
+// The bundle is the same for every database; the PostgreSQL project runs `bin/lectern` elsewhere.
+describe.runIf(TEST_DIALECT === 'sqlite')('the command line as built (dist/bundle/)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lectern-bundle-'))
+  const databaseUrl = `sqlite:${join(dir, 'lectern.db')}`
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it("runs a command from a few bundled files, loading none of Kysely's or TypeBox's modules nor the ones tsc writes", async () => {
+    expect((await runCliProcess(['migrate'], { databaseUrl })).code).toBe(0)
+    const loaded = await modulesLoadedBy(
+      ['users', 'list'],
+      { DATABASE_URL: databaseUrl },
+      join(dir, 'loaded'),
+    )
+    const own = (url: string) => url.slice(pathToFileURL(ROOT).href.length)
+    expect(loaded.map(own)).toContain('dist/bundle/lectern.js')
+    expect(loaded.filter((url) => /\/node_modules\/(kysely|@sinclair\/typebox)\//.test(url))).toEqual([])
+    expect(
+      loaded.map(own).filter((path) => path.startsWith('dist/') && !path.startsWith('dist/bundle/')),
+    ).toEqual([])
+    // The modules tsc writes and the packages' files were about 700.
+    expect(loaded.length).toBeLessThan(20)
+  })
+
+  it("serves the dashboard's files, the API reference's script and the package's version, found beside the modules it was built from", async () => {
+    const port = await freePort()
+    const server = startCli(['serve', '--port', String(port)], {
+      env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' },
+      cwd: dir,
+      ready: /Server listening/,
+    })
+    try {
+      await server.ready
+      const base = `http://127.0.0.1:${port}`
+      const stylesheet = await fetch(`${base}/admin/static/admin.css`)
+      expect(stylesheet.status).toBe(200)
+      expect(await stylesheet.text()).toBe(readFileSync(join(ROOT, 'src/admin/static/admin.css'), 'utf8'))
+      const script = await fetch(`${base}/docs/js/scalar.js`)
+      expect(script.status).toBe(200)
+      expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(100_000)
+      const document = (await (await fetch(`${base}/openapi.json`)).json()) as { info: { version: string } }
+      expect(document.info.version).toBe(PACKAGE.version)
+    } finally {
+      await server.stop()
+    }
+  })
+})
