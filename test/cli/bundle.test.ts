@@ -1,52 +1,41 @@
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TEST_DIALECT } from '../harness.js'
-import { BIN, freePort, runCliProcess, startCli } from './run-cli.js'
+import { freePort, runCliProcess, startCli } from './run-cli.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const RECORDER = fileURLToPath(new URL('./load-record.mjs', import.meta.url))
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
 
 /** Runs `bin/lectern args` and returns the file URLs of the modules the process loaded, in order. */
-function modulesLoadedBy(args: string[], env: Record<string, string>, record: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', RECORDER, BIN, ...args], {
-      env: { ...process.env, ...env, LECTERN_LOAD_RECORD: record },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    })
-    let stderr = ''
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk
-    })
-    child.on('error', reject)
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`lectern ${args.join(' ')} exited ${code}: ${stderr}`))
-      resolve(
-        readFileSync(record, 'utf8')
-          .split('\n')
-          .filter((url) => url.startsWith('file:')),
-      )
-    })
+async function modulesLoadedBy(args: string[], databaseUrl: string, record: string): Promise<string[]> {
+  const result = await runCliProcess(args, {
+    databaseUrl,
+    env: { LECTERN_LOAD_RECORD: record },
+    nodeOptions: ['--import', RECORDER],
   })
+  expect(result.code, result.stderr).toBe(0)
+  return readFileSync(record, 'utf8')
+    .split('\n')
+    .filter((url) => url.startsWith('file:'))
 }
 
 // The bundle is the same for every database; the PostgreSQL project runs `bin/lectern` elsewhere.
 describe.runIf(TEST_DIALECT === 'sqlite')('the command line as built (dist/bundle/)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'lectern-bundle-'))
-  const databaseUrl = `sqlite:${join(dir, 'lectern.db')}`
+  let dir: string
+  let databaseUrl: string
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'lectern-bundle-'))
+    databaseUrl = `sqlite:${join(dir, 'lectern.db')}`
+  })
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
   it("runs a command from a few bundled files, loading none of Kysely's or TypeBox's modules nor the ones tsc writes", async () => {
     expect((await runCliProcess(['migrate'], { databaseUrl })).code).toBe(0)
-    const loaded = await modulesLoadedBy(
-      ['users', 'list'],
-      { DATABASE_URL: databaseUrl },
-      join(dir, 'loaded'),
-    )
+    const loaded = await modulesLoadedBy(['users', 'list'], databaseUrl, join(dir, 'loaded'))
     const own = (url: string) => url.slice(pathToFileURL(ROOT).href.length)
     expect(loaded.map(own)).toContain('dist/bundle/lectern.js')
     expect(loaded.filter((url) => /\/node_modules\/(kysely|@sinclair\/typebox)\//.test(url))).toEqual([])

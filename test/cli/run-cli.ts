@@ -72,10 +72,10 @@ export async function runCli(args: string[], options: CliOptions = {}): Promise<
  */
 export function runCliProcess(
   args: string[],
-  options: CliOptions & { cwd?: string } = {},
+  options: CliOptions & { cwd?: string; nodeOptions?: string[] } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [...(options.nodeOptions ?? []), BIN, ...args], {
       env: runEnvironment(options),
       cwd: options.cwd,
       stdio: ['pipe', 'pipe', 'pipe'],
