@@ -1,48 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, TEST_DIALECT } from '../harness.js'
-import { BIN, runCliProcess } from './run-cli.js'
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-/** Starts a long-running CLI command and resolves once `ready` matches its stdout. */
-function startCli(args: string[], env: Record<string, string>, cwd: string, ready: RegExp) {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, cwd })
-  let stdout = ''
-  let stderr = ''
-  const output = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not ready: ${stdout}${stderr}`)), 20_000)
-    child.stdout?.on('data', (chunk) => {
-      stdout += chunk
-      if (ready.test(stdout)) {
-        clearTimeout(timer)
-        resolve(stdout)
-      }
-    })
-    child.stderr?.on('data', (chunk) => {
-      stderr += chunk
-    })
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)))
-  })
-  return { child, output }
-}
-
-function exitCode(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => child.once('exit', (code) => resolve(code)))
-}
+import { freePort, type LongRunningCli, runCliProcess, startCli } from './run-cli.js'
 
 /**
  * Process tests, all of them: serve and demo live until a signal ends the process (and the demo
@@ -50,7 +11,13 @@ function exitCode(child: ChildProcess): Promise<number | null> {
  */
 describe('lectern serve, migrate and demo', () => {
   const dirs: string[] = []
-  const children: ChildProcess[] = []
+  const processes: LongRunningCli[] = []
+  /** `startCli`, with the process killed after the test whatever happens. */
+  const started = (...args: Parameters<typeof startCli>) => {
+    const cli = startCli(...args)
+    processes.push(cli)
+    return cli
+  }
   const tempDir = () => {
     const dir = mkdtempSync(join(tmpdir(), 'lectern-cli-'))
     dirs.push(dir)
@@ -64,7 +31,7 @@ describe('lectern serve, migrate and demo', () => {
     return testDatabase
   }
   afterEach(async () => {
-    for (const child of children.splice(0)) child.kill('SIGKILL')
+    for (const { child } of processes.splice(0)) child.kill('SIGKILL')
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
     for (const drop of drops.splice(0)) await drop()
   })
@@ -81,20 +48,16 @@ describe('lectern serve, migrate and demo', () => {
   it('serves on the requested port and exits 0 on SIGTERM', async () => {
     const dir = tempDir()
     const port = await freePort()
-    const { child, output } = startCli(
-      ['serve', '--port', String(port)],
-      { DATABASE_URL: (await databaseIn(dir)).url, LOG_LEVEL: 'info' },
-      dir,
-      /Server listening/,
-    )
-    children.push(child)
-    await output
+    const server = started(['serve', '--port', String(port)], {
+      env: { DATABASE_URL: (await databaseIn(dir)).url, LOG_LEVEL: 'info' },
+      cwd: dir,
+      ready: /Server listening/,
+    })
+    await server.ready
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/forms`)
     expect(res.status).toBe(401)
     expect(await res.json()).toEqual({ error: 'missing_authorization_header', message: expect.any(String) })
-    const exited = exitCode(child)
-    child.kill('SIGTERM')
-    expect(await exited).toBe(0)
+    expect(await server.stop()).toBe(0)
   })
 
   it('refuses a bad configuration with one clear line', async () => {
@@ -115,9 +78,8 @@ describe('lectern serve, migrate and demo', () => {
       const dir = tempDir()
       const port = await freePort()
       const env = { PORT: String(port), LOG_LEVEL: 'warn', DATABASE_URL: '' }
-      const { child, output } = startCli(['demo'], env, dir, /Press Ctrl\+C/)
-      children.push(child)
-      const text = await output
+      const demo = started(['demo'], { env, cwd: dir, ready: /Press Ctrl\+C/ })
+      const text = await demo.ready
       const key = /API key:\s+(lk_live_[0-9A-Za-z]+)/.exec(text)?.[1]
       expect(key).toBeDefined()
       expect(text).toMatch(/Password:\s+\S{12,}/)
@@ -138,14 +100,11 @@ describe('lectern serve, migrate and demo', () => {
       ).json()) as { meta: { total: number } }
       expect(inactive.meta.total).toBeGreaterThanOrEqual(1)
 
-      const exited = exitCode(child)
-      child.kill('SIGTERM')
-      expect(await exited).toBe(0)
+      expect(await demo.stop()).toBe(0)
 
       // A second run starts from a fresh database rather than failing on the first run's admin.
-      const again = startCli(['demo'], env, dir, /Press Ctrl\+C/)
-      children.push(again.child)
-      const secondKey = /API key:\s+(lk_live_[0-9A-Za-z]+)/.exec(await again.output)?.[1]
+      const again = started(['demo'], { env, cwd: dir, ready: /Press Ctrl\+C/ })
+      const secondKey = /API key:\s+(lk_live_[0-9A-Za-z]+)/.exec(await again.ready)?.[1]
       const old = await fetch(`http://127.0.0.1:${port}/api/v1/forms`, { headers })
       expect(old.status).toBe(401)
       const fresh = await fetch(`http://127.0.0.1:${port}/api/v1/forms`, {
@@ -160,16 +119,13 @@ describe('lectern serve, migrate and demo', () => {
     const databaseUrl = (await databaseIn(dir)).url
     const port = await freePort()
     const env = { PORT: String(port), LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl }
-    const { child, output } = startCli(['demo'], env, dir, /Press Ctrl\+C/)
-    children.push(child)
-    const key = /API key:\s+(lk_live_[0-9A-Za-z]+)/.exec(await output)?.[1]
+    const demo = started(['demo'], { env, cwd: dir, ready: /Press Ctrl\+C/ })
+    const key = /API key:\s+(lk_live_[0-9A-Za-z]+)/.exec(await demo.ready)?.[1]
     const forms = await fetch(`http://127.0.0.1:${port}/api/v1/forms`, {
       headers: { authorization: `Bearer ${key}` },
     })
     expect(forms.status).toBe(200)
-    const exited = exitCode(child)
-    child.kill('SIGTERM')
-    expect(await exited).toBe(0)
+    expect(await demo.stop()).toBe(0)
 
     const again = await runCliProcess(['demo'], { databaseUrl, cwd: dir })
     expect(again.code).not.toBe(0)
