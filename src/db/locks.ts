@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import { now } from '../time.js'
 import type { Database, LockName } from './tables.js'
 
@@ -30,6 +30,26 @@ export async function takeLockIfIdle(
     .where((eb) =>
       eb.or([eb('acquired_at', 'is', null), eb('acquired_at', '<=', new Date(at - idleMs).toISOString())]),
     )
+    .executeTakeFirst()
+  return Number(taken.numUpdatedRows) > 0
+}
+
+/**
+ * Takes the lease `name` at `at` if it was last taken at or before `expiredAt` (or never): true
+ * when this caller took it. One conditional update of the lock's row, so two instances cannot both
+ * win; unlike {@link takeLock}, no transaction holds it: the lease lasts until it is taken again.
+ */
+export async function takeLease(
+  db: Kysely<Database> | Transaction<Database>,
+  name: LockName,
+  at: string,
+  expiredAt: string,
+): Promise<boolean> {
+  const taken = await db
+    .updateTable('locks')
+    .set({ acquired_at: at })
+    .where('name', '=', name)
+    .where((eb) => eb.or([eb('acquired_at', 'is', null), eb('acquired_at', '<=', expiredAt)]))
     .executeTakeFirst()
   return Number(taken.numUpdatedRows) > 0
 }

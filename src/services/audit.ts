@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { auditEntries, countAuditEntries, insertAuditEntry } from '../db/repositories/audit-log.js'
 import type { Database } from '../db/tables.js'
 import { ValidationError } from '../errors.js'
 import type { PageOf } from '../schemas.js'
@@ -90,16 +91,13 @@ export function actorName(actor: Actor): string {
  * entry and the change are committed together or not at all. `detail` must never hold a secret.
  */
 export async function recordAudit(trx: Kysely<Database>, record: AuditRecord): Promise<void> {
-  await trx
-    .insertInto('audit_log')
-    .values({
-      at: now(),
-      actor: actorName(record.actor),
-      action: record.action,
-      target: record.target,
-      detail: record.detail === undefined ? null : JSON.stringify(record.detail),
-    })
-    .execute()
+  await insertAuditEntry(trx, {
+    at: now(),
+    actor: actorName(record.actor),
+    action: record.action,
+    target: record.target,
+    detail: record.detail === undefined ? null : JSON.stringify(record.detail),
+  })
 }
 
 /** Which entries a listing wants: all of them, or those of one action and/or one actor. */
@@ -142,22 +140,22 @@ export const toAuditEntry = (row: {
 
 /** Reading the audit log (writing happens inside each change, through `recordAudit`). */
 export function createAuditService(db: Kysely<Database>) {
-  const filtered = (filter: AuditFilter) => {
+  /** The filter as the log holds it: actors are stored lower-cased. */
+  const checked = (filter: AuditFilter): AuditFilter => {
     for (const value of [filter.action, filter.actor])
       if (value !== undefined && (value.length > MAX_FILTER_LENGTH || value.includes('\0')))
         throw new ValidationError('An audit filter must be at most 320 characters, without NUL')
-    let query = db.selectFrom('audit_log')
-    if (filter.action) query = query.where('action', '=', filter.action)
-    if (filter.actor) query = query.where('actor', '=', filter.actor.trim().toLowerCase())
-    return query
+    return {
+      ...(filter.action ? { action: filter.action } : {}),
+      ...(filter.actor ? { actor: filter.actor.trim().toLowerCase() } : {}),
+    }
   }
   return {
     /** The newest `limit` entries (at most 10,000), newest first. */
     recent: async (limit: number): Promise<AuditEntry[]> => {
       if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
         throw new ValidationError('The limit must be an integer from 1 to 10000')
-      const rows = await db.selectFrom('audit_log').selectAll().orderBy('id', 'desc').limit(limit).execute()
-      return rows.map(toAuditEntry)
+      return (await auditEntries(db, {}, limit)).map(toAuditEntry)
     },
 
     /** One page of the entries matching `filter`, newest first, with how many match in all. */
@@ -165,16 +163,10 @@ export function createAuditService(db: Kysely<Database>) {
       filter: AuditFilter,
       options: { page: number; pageSize: number },
     ): Promise<PageOf<AuditEntry>> => {
-      const { total } = await filtered(filter)
-        .select((eb) => eb.fn.countAll<number | string>().as('total'))
-        .executeTakeFirstOrThrow()
-      const rows = await filtered(filter)
-        .selectAll()
-        .orderBy('id', 'desc')
-        .limit(options.pageSize)
-        .offset((options.page - 1) * options.pageSize)
-        .execute()
-      return { items: rows.map(toAuditEntry), total: Number(total) }
+      const wanted = checked(filter)
+      const total = await countAuditEntries(db, wanted)
+      const rows = await auditEntries(db, wanted, options.pageSize, (options.page - 1) * options.pageSize)
+      return { items: rows.map(toAuditEntry), total }
     },
   }
 }

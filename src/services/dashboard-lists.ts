@@ -1,5 +1,12 @@
-import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely'
-import type { AuditLogTable, Database, FormsTable, PagesTable, RedirectsTable } from '../db/tables.js'
+import type { Kysely, Selectable } from 'kysely'
+import {
+  auditListPage,
+  formsListPage,
+  type PageWindowOf,
+  pagesListPage,
+  redirectsListPage,
+} from '../db/repositories/dashboard-lists.js'
+import type { Database, FormsTable } from '../db/tables.js'
 import { type Page, presentPage } from '../resources/page.js'
 import { presentRedirect, type Redirect } from '../resources/redirect.js'
 import type { PageOf } from '../schemas.js'
@@ -7,7 +14,7 @@ import { AUDIT_ACTIONS, type AuditEntry, toAuditEntry } from './audit.js'
 import { type AdminForm, toAdminForm } from './content-admin.js'
 import { createFormCounts } from './form-counts.js'
 import type { ApiKeyView } from './keys.js'
-import { byText, checkSearch, containsText, type ListView, pageWindow, viewInMemory } from './listing.js'
+import { byText, checkSearch, containsPattern, type ListView, pageWindow, viewInMemory } from './listing.js'
 import type { UserView } from './users.js'
 
 /** The filters and orders of each dashboard list; the first of each is its default. */
@@ -38,84 +45,19 @@ export type KeySort = (typeof KEY_SORTS)[number]
 export type AuditFilter = (typeof AUDIT_FILTERS)[number]
 export type AuditSort = (typeof AUDIT_SORTS)[number]
 
-type Column<T extends keyof Database> = `${T}.${string & keyof Database[T]}`
-
-/** An order as columns and directions; `id` always comes last, so that the order is total. */
-type Order<T extends keyof Database> = readonly (readonly [Column<T>, 'asc' | 'desc'])[]
-
-const FORM_ORDERS: Record<FormSort, Order<'forms'>> = {
-  oldest: [['forms.created_at', 'asc']],
-  newest: [['forms.created_at', 'desc']],
-  title: [['forms.title', 'asc']],
-  updated: [['forms.updated_at', 'desc']],
-}
-
-const REDIRECT_ORDERS: Record<RedirectSort, Order<'redirects'>> = {
-  oldest: [['redirects.created_at', 'asc']],
-  newest: [['redirects.created_at', 'desc']],
-  from: [['redirects.from_path', 'asc']],
-  to: [['redirects.to_path', 'asc']],
-}
-
-const PAGE_ORDERS: Record<PageSort, Order<'pages'>> = {
-  oldest: [['pages.created_at', 'asc']],
-  newest: [['pages.created_at', 'desc']],
-  title: [['pages.title', 'asc']],
-  path: [['pages.path', 'asc']],
-  updated: [['pages.updated_at', 'desc']],
-}
-
-// Entries are numbered as they are written, so the id alone is the order of time (and an index).
-const AUDIT_ORDERS: Record<AuditSort, Order<'audit_log'>> = {
-  newest: [['audit_log.id', 'desc']],
-  oldest: [['audit_log.id', 'asc']],
-}
-
 /**
- * One numbered page of a query, with the view's total. The page's ids are chosen first, from the
- * indexes alone where the order has one (a deep page of 100,000 redirects skips index entries, not
- * rows) and from whichever end of the order is nearer (`pageWindow`), and only those rows are read:
- * a "deferred join", which keeps numbered pages and a jump to any of them without the cost that
- * makes plain OFFSET paging slow.
+ * Which rows a numbered page reads: from whichever end of the order is nearer (`pageWindow`), so a
+ * deep page of a long list skips at most half of it.
  */
-async function numberedPage<T extends 'forms' | 'pages' | 'redirects' | 'audit_log', Row, Item>(
-  db: Kysely<Database>,
-  table: T,
-  scoped: <O>(query: SelectQueryBuilder<Database, T, O>) => SelectQueryBuilder<Database, T, O>,
-  order: Order<T>,
-  view: ListView,
-  present: (rows: Row[]) => Item[] | Promise<Item[]>,
-): Promise<PageOf<Item>> {
-  // Kysely cannot follow a table name that is a type parameter through its builders; the casts
-  // below only restate `T` for it, and every column named is checked against `Column<T>`.
-  type Query<O> = SelectQueryBuilder<Database, T, O>
-  const from = () => db.selectFrom(table as 'redirects') as unknown as Query<object>
-  const ordered = <O>(query: Query<O>, reverse = false): Query<O> => {
-    const flip = (direction: 'asc' | 'desc') => (reverse === (direction === 'asc') ? 'desc' : 'asc')
-    let out = query
-    for (const [column, direction] of order) out = out.orderBy(column as never, flip(direction))
-    const last = order.at(-1)
-    return last?.[0] === `${table}.id` ? out : out.orderBy(`${table}.id` as never, flip(last?.[1] ?? 'asc'))
-  }
-  const count = await scoped(from())
-    .select((eb) => eb.fn.countAll<number | string | bigint>().as('total'))
-    .executeTakeFirstOrThrow()
-  const window = pageWindow(view, Number(count.total))
-  const ids =
-    window.limit === 0
-      ? []
-      : ((await ordered(scoped(from()).select(`${table}.id` as never), window.reverse)
-          .limit(window.limit)
-          .offset(window.offset)
-          .execute()) as { id: string }[])
-  const wanted = ids.map((row) => row.id)
-  const rows =
-    wanted.length === 0
-      ? []
-      : ((await ordered(from().selectAll())
-          .where(`${table}.id` as never, 'in', wanted as never)
-          .execute()) as Row[])
-  return { items: await present(rows), total: Number(count.total) }
+const windowOf =
+  (view: ListView): PageWindowOf =>
+  (total) =>
+    pageWindow(view, total)
+
+/** A view's search as the list queries take it: a LIKE pattern, '' for none. */
+const patternOf = (view: ListView): string => {
+  const search = checkSearch(view.search)
+  return search === '' ? '' : containsPattern(search)
 }
 
 /**
@@ -135,95 +77,36 @@ export function createDashboardLists(db: Kysely<Database>) {
   return {
     /**
      * Forms whose title or description holds the search, with their submission and unread counts;
-     * `unread` keeps the forms that have unread submissions (found by migration 013's index of the read flag).
+     * `unread` keeps the forms that have unread submissions.
      */
-    forms(view: ListView<FormFilter, FormSort>): Promise<PageOf<AdminForm>> {
-      const search = checkSearch(view.search)
-      return numberedPage(
-        db,
-        'forms',
-        (query) => {
-          let out = query
-          if (view.filter === 'active' || view.filter === 'inactive')
-            out = out.where('forms.is_active', '=', view.filter === 'active' ? 1 : 0)
-          if (view.filter === 'unread')
-            out = out.where(({ exists, selectFrom }) =>
-              exists(
-                selectFrom('submissions')
-                  .select('submissions.id')
-                  .whereRef('submissions.form_id', '=', 'forms.id')
-                  .where('submissions.is_read', '=', 0),
-              ),
-            )
-          if (search !== '') out = out.where(containsText(['forms.title', 'forms.description'], search))
-          return out
-        },
-        FORM_ORDERS[view.sort],
-        view,
-        withCounts,
-      )
+    async forms(view: ListView<FormFilter, FormSort>): Promise<PageOf<AdminForm>> {
+      const pattern = patternOf(view)
+      const { rows, total } = await formsListPage(db, { ...view, pattern }, windowOf(view))
+      return { items: await withCounts(rows), total }
     },
 
     /** Redirects whose from or to path holds the search, active or not, in the view's order. */
-    redirects(view: ListView<RedirectFilter, RedirectSort>): Promise<PageOf<Redirect>> {
-      const search = checkSearch(view.search)
-      return numberedPage(
-        db,
-        'redirects',
-        (query) => {
-          let out = query
-          if (view.filter !== 'all')
-            out = out.where('redirects.is_active', '=', view.filter === 'active' ? 1 : 0)
-          if (search !== '')
-            out = out.where(containsText(['redirects.from_path', 'redirects.to_path'], search))
-          return out
-        },
-        REDIRECT_ORDERS[view.sort],
-        view,
-        (rows: Selectable<RedirectsTable>[]) => rows.map(presentRedirect),
-      )
+    async redirects(view: ListView<RedirectFilter, RedirectSort>): Promise<PageOf<Redirect>> {
+      const pattern = patternOf(view)
+      const { rows, total } = await redirectsListPage(db, { ...view, pattern }, windowOf(view))
+      return { items: rows.map(presentRedirect), total }
     },
 
     /** Pages whose title, slug or path holds the search, published or drafts, in the view's order. */
-    pages(view: ListView<PageFilter, PageSort>): Promise<PageOf<Page>> {
-      const search = checkSearch(view.search)
-      return numberedPage(
-        db,
-        'pages',
-        (query) => {
-          let out = query
-          if (view.filter !== 'all')
-            out = out.where('pages.is_published', '=', view.filter === 'published' ? 1 : 0)
-          if (search !== '')
-            out = out.where(containsText(['pages.title', 'pages.slug', 'pages.path'], search))
-          return out
-        },
-        PAGE_ORDERS[view.sort],
-        view,
-        (rows: Selectable<PagesTable>[]) => rows.map(presentPage),
-      )
+    async pages(view: ListView<PageFilter, PageSort>): Promise<PageOf<Page>> {
+      const pattern = patternOf(view)
+      const { rows, total } = await pagesListPage(db, { ...view, pattern }, windowOf(view))
+      return { items: rows.map(presentPage), total }
     },
 
     /**
      * Audit entries of one action (or all), whose actor, target or detail holds the search, newest
      * or oldest first.
      */
-    audit(view: ListView<AuditFilter, AuditSort>): Promise<PageOf<AuditEntry>> {
-      const search = checkSearch(view.search)
-      return numberedPage(
-        db,
-        'audit_log',
-        (query) => {
-          let out = query
-          if (view.filter !== 'all') out = out.where('audit_log.action', '=', view.filter)
-          if (search !== '')
-            out = out.where(containsText(['audit_log.actor', 'audit_log.target', 'audit_log.detail'], search))
-          return out
-        },
-        AUDIT_ORDERS[view.sort],
-        view,
-        (rows: Selectable<AuditLogTable>[]) => rows.map(toAuditEntry),
-      )
+    async audit(view: ListView<AuditFilter, AuditSort>): Promise<PageOf<AuditEntry>> {
+      const pattern = patternOf(view)
+      const { rows, total } = await auditListPage(db, { ...view, pattern }, windowOf(view))
+      return { items: rows.map(toAuditEntry), total }
     },
   }
 }

@@ -1,9 +1,21 @@
-import { type Kysely, sql } from 'kysely'
 import { LRUCache } from 'lru-cache'
 import { createGroupCommit } from '../db/group-commit.js'
 import type { DatabaseHandle } from '../db/handle.js'
-import { param } from '../db/prepared.js'
-import type { Database } from '../db/tables.js'
+import { takeLease } from '../db/locks.js'
+import { findFormIntake, formsWithIntake, setFormIntake } from '../db/repositories/forms.js'
+import {
+  type Executor,
+  insertGuardedRows,
+  insertPostedSubmissions,
+  prepareFormForPost,
+  prepareGuardedInserts,
+} from '../db/repositories/intake-posts.js'
+import {
+  countSpamOfForm,
+  deleteSpamCreatedBefore,
+  insertSpamSubmissions,
+} from '../db/repositories/spam-submissions.js'
+import { deleteSubmissionsOfFormBefore } from '../db/repositories/submissions.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { newId } from '../ids.js'
 import {
@@ -18,9 +30,7 @@ import { formatTimestamp } from '../time.js'
 import { type Actor, recordAudit } from './audit.js'
 import {
   type FormListeners,
-  formListenerColumns,
   formListenersOf,
-  nobodyListens,
   outboxWritten,
   recordSubmissionsCreated,
   targetsOfListeners,
@@ -34,22 +44,6 @@ const RETENTION_TICK_MS = 5 * 60_000
  * every 55 to 60 minutes on one instance, so "at least hourly" holds however many instances run.
  */
 const RETENTION_LEASE_MS = 55 * 60_000
-
-/**
- * Groups of up to this many posts (no spam, no listeners) are written by a prepared statement of
- * their size. A larger group (under load, most posts come in groups of tens) takes the
- * statement of the next power of two and fills the rows it does not use with padding, so a handful
- * of statements serves every size and none is built and parsed per group.
- */
-const PREPARED_GROUP_ROWS = 8
-
-/** The rows of the prepared statement that writes a group of `rows` posts. */
-function preparedGroupRows(rows: number): number {
-  if (rows <= PREPARED_GROUP_ROWS) return rows
-  let size = PREPARED_GROUP_ROWS * 2
-  while (size < rows) size *= 2
-  return size
-}
 
 /** How many forms each instance remembers for posts (see `formForPost`). */
 const REMEMBERED_FORMS = 1_000
@@ -121,96 +115,6 @@ export interface RetentionRun {
   spam: number
 }
 
-/** A plain post's row, with the forms version its form was read at. */
-interface GuardedRow {
-  id: string
-  form_id: string
-  data: string
-  ip_address: string | null
-  user_agent: string | null
-  referrer: string | null
-  created_at: string
-  read_at: number
-}
-
-/**
- * A row no insert takes: its guard compares the forms version with null, which is never true, so
- * its `SELECT` yields nothing (and no column's constraint is ever checked against it).
- */
-const PADDING_ROW: Record<keyof GuardedRow, null> = {
-  id: null,
-  form_id: null,
-  data: null,
-  ip_address: null,
-  user_agent: null,
-  referrer: null,
-  created_at: null,
-  read_at: null,
-}
-
-/** Row `index` of a prepared `guardedInsert`: each value a named placeholder (`id_0`, `form_id_0`, …). */
-function placeholderRow(index: number): GuardedRow {
-  return Object.fromEntries(
-    Object.keys(PADDING_ROW).map((column) => [column, param(`${column}_${index}`)]),
-  ) as unknown as GuardedRow
-}
-
-/**
- * Inserts each row only while the forms version is still the one its form was read at and still
- * nobody listens to its form's new submissions: a post decided on a form read earlier (or
- * remembered) is stored only if the form it was decided on is the form as it stands, on whichever
- * instance or process changed it. One `SELECT … WHERE` per row, joined by `UNION ALL`; returns the
- * ids inserted.
- */
-function guardedInsert(executor: Kysely<Database>, rows: GuardedRow[]) {
-  const selects = rows.map((row) =>
-    executor
-      .selectNoFrom((eb) => [
-        eb.val(row.id).as('id'),
-        eb.val(row.form_id).as('form_id'),
-        eb.val(row.data).as('data'),
-        eb.val(row.ip_address).as('ip_address'),
-        eb.val(row.user_agent).as('user_agent'),
-        eb.val(row.referrer).as('referrer'),
-        sql<null>`null`.as('submitted_by'),
-        sql<number>`0`.as('is_read'),
-        sql<number>`0`.as('is_starred'),
-        sql<null>`null`.as('notes'),
-        eb.val(row.created_at).as('created_at'),
-        eb.val(row.created_at).as('updated_at'),
-      ])
-      .where((eb) =>
-        eb.and([
-          eb(
-            eb.selectFrom('content_versions').select('version').where('kind', '=', 'forms'),
-            '=',
-            row.read_at,
-          ),
-          nobodyListens(eb, row.form_id),
-        ]),
-      ),
-  )
-  const [first, ...rest] = selects as [(typeof selects)[number], ...typeof selects]
-  return executor
-    .insertInto('submissions')
-    .columns([
-      'id',
-      'form_id',
-      'data',
-      'ip_address',
-      'user_agent',
-      'referrer',
-      'submitted_by',
-      'is_read',
-      'is_starred',
-      'notes',
-      'created_at',
-      'updated_at',
-    ])
-    .expression(rest.reduce((union, select) => union.unionAll(select), first))
-    .returning('id')
-}
-
 const ids = (rows: readonly { id: string }[]) => new Set(rows.map((row) => row.id))
 
 export function createIntakeService(database: DatabaseHandle, options: { clock?: () => number } = {}) {
@@ -219,23 +123,17 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
   let timer: NodeJS.Timeout | undefined
   // Every post's form, who listens to its new submissions and the forms version, in one prepared
   // statement.
-  const readForm = database.prepare(
-    db
-      .selectFrom('forms')
-      .select(['id', 'title', 'description', 'is_active', 'intake'])
-      .select((eb) => formListenerColumns(eb))
-      .select((eb) =>
-        eb.selectFrom('content_versions').select('version').where('kind', '=', 'forms').as('forms_version'),
-      )
-      .where('id', '=', param('formId')),
-  )
+  const readForm = prepareFormForPost(database)
+  // A plain post's insert, prepared once per size of group (see `prepareGuardedInserts`).
+  const insertGuarded = prepareGuardedInserts(database)
   // Forms that take posts and that nobody listens to, as last read: a post to one of them is
   // decided without a read (one statement per post instead of two, on PostgreSQL a round trip
-  // fewer), and its insert checks that the form has not changed since (`guardedInsert`).
+  // fewer), and its insert checks that the form has not changed since (`guardedInsert`, in
+  // `db/repositories/intake-posts.ts`).
   const remembered = new LRUCache<string, PostingForm>({ max: REMEMBERED_FORMS })
 
   async function readFresh(formId: string): Promise<PostingForm | null> {
-    const [row] = await readForm({ formId })
+    const [row] = await readForm(formId)
     if (row === undefined) {
       remembered.delete(formId)
       return null
@@ -294,25 +192,8 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
     const spam = others.filter((queued) => queued.post.spam).map(row)
     const kept = others.filter((queued) => !queued.post.spam)
     const guarded = plain.map((queued) => ({ ...row(queued), read_at: queued.readAt as number }))
-    const insertSpam = (executor: Kysely<Database>) =>
-      executor.insertInto('spam_submissions').values(spam).execute()
-    const insertKept = (executor: Kysely<Database>) =>
-      executor
-        .insertInto('submissions')
-        .values(
-          kept.map((queued) => {
-            const values = row(queued)
-            return {
-              ...values,
-              submitted_by: null,
-              is_read: 0,
-              is_starred: 0,
-              notes: null,
-              updated_at: values.created_at,
-            }
-          }),
-        )
-        .execute()
+    const insertSpam = (executor: Executor) => insertSpamSubmissions(executor, spam)
+    const insertKept = (executor: Executor) => insertPostedSubmissions(executor, kept.map(row))
     const result = (written: Set<string>) =>
       group.map((queued) => (queued.readAt === undefined || written.has(queued.id) ? queued.id : null))
     // Who listens was read with each post's form, before the transaction: nothing in it changes that.
@@ -322,14 +203,14 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
       // One statement is atomic on its own. Without BEGIN and COMMIT, SQLite keeps no statement
       // journal for it (a submission's, with 8 KiB pages, spills to a temporary file that is
       // created and deleted each time) and PostgreSQL saves two round trips.
-      if (guarded.length > 0) return result(await insertGuarded(guarded))
+      if (guarded.length > 0) return result(ids(await insertGuarded(guarded)))
       await (kept.length > 0 ? insertKept(db) : insertSpam(db))
       return result(new Set())
     }
     // The submissions and their notifications commit together, or none does. Spam notifies no one.
     let written = new Set<string>()
     const notified = await db.transaction().execute(async (trx) => {
-      if (guarded.length > 0) written = ids(await guardedInsert(trx, guarded).execute())
+      if (guarded.length > 0) written = ids(await insertGuardedRows(trx, guarded))
       if (spam.length > 0) await insertSpam(trx)
       if (kept.length === 0) return 0
       await insertKept(trx)
@@ -342,25 +223,6 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
     })
     if (notified > 0) outboxWritten()
     return result(written)
-  }
-  // A post alone, as most are below a few hundred a second, or a few arriving together, is one
-  // prepared statement: building and compiling the insert each time cost about as much as SQLite's
-  // own work on it. One statement per size of `preparedGroupRows`, prepared on first use.
-  const preparedInserts = new Map<number, ReturnType<typeof database.prepare<{ id: string }>>>()
-  async function insertGuarded(rows: GuardedRow[]): Promise<Set<string>> {
-    const size = preparedGroupRows(rows.length)
-    let insert = preparedInserts.get(size)
-    if (insert === undefined) {
-      const placeholders = Array.from({ length: size }, (_, index) => placeholderRow(index))
-      insert = database.prepare(guardedInsert(db, placeholders))
-      preparedInserts.set(size, insert)
-    }
-    const values: Record<string, unknown> = {}
-    for (let index = 0; index < size; index++) {
-      for (const [name, value] of Object.entries(rows[index] ?? PADDING_ROW))
-        values[`${name}_${index}`] = value
-    }
-    return ids(await insert(values))
   }
   const posts = createGroupCommit(writePosts)
 
@@ -387,17 +249,13 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
       if (problems.length > 0)
         throw new ValidationError(`Invalid intake settings: ${problems.join('; ')}`, problems)
       return db.transaction().execute(async (trx) => {
-        const row = await trx.selectFrom('forms').select('intake').where('id', '=', formId).executeTakeFirst()
+        const row = await findFormIntake(trx, formId)
         if (row === undefined) throw new NotFoundError(`Form '${formId}' not found`)
         const before = parseStoredIntake(row.intake)
         const changed = (Object.keys(settings) as (keyof IntakeSettings)[]).filter(
           (key) => JSON.stringify(before[key]) !== JSON.stringify(settings[key]),
         )
-        await trx
-          .updateTable('forms')
-          .set({ intake: JSON.stringify(settings), updated_at: formatTimestamp(new Date(clock())) })
-          .where('id', '=', formId)
-          .execute()
+        await setFormIntake(trx, formId, JSON.stringify(settings), formatTimestamp(new Date(clock())))
         await recordAudit(trx, {
           actor,
           action: 'form.intake_changed',
@@ -442,12 +300,7 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
 
     /** How many caught posts a form has in its spam, for the dashboard and for checks. */
     async spamCount(formId: string): Promise<number> {
-      const row = await db
-        .selectFrom('spam_submissions')
-        .select((eb) => eb.fn.countAll<number | string>().as('count'))
-        .where('form_id', '=', formId)
-        .executeTakeFirstOrThrow()
-      return Number(row.count)
+      return countSpamOfForm(db, formId)
     },
 
     /**
@@ -458,27 +311,21 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
       const at = clock()
       return db.transaction().execute(async (trx) => {
         const run: RetentionRun = { submissions: {}, spam: 0 }
-        const forms = await trx
-          .selectFrom('forms')
-          .select(['id', 'intake'])
-          .where('intake', 'is not', null)
-          .execute()
+        const forms = await formsWithIntake(trx)
         for (const row of forms) {
           const days = parseStoredIntake(row.intake).retentionDays
           if (days === null) continue
-          const result = await trx
-            .deleteFrom('submissions')
-            .where('form_id', '=', row.id)
-            .where('created_at', '<', formatTimestamp(new Date(at - days * DAY_MS)))
-            .executeTakeFirst()
-          const deleted = Number(result.numDeletedRows)
+          const deleted = await deleteSubmissionsOfFormBefore(
+            trx,
+            row.id,
+            formatTimestamp(new Date(at - days * DAY_MS)),
+          )
           if (deleted > 0) run.submissions[row.id] = deleted
         }
-        const spam = await trx
-          .deleteFrom('spam_submissions')
-          .where('created_at', '<', formatTimestamp(new Date(at - SPAM_RETENTION_DAYS * DAY_MS)))
-          .executeTakeFirst()
-        run.spam = Number(spam.numDeletedRows)
+        run.spam = await deleteSpamCreatedBefore(
+          trx,
+          formatTimestamp(new Date(at - SPAM_RETENTION_DAYS * DAY_MS)),
+        )
         if (Object.keys(run.submissions).length > 0 || run.spam > 0) {
           await recordAudit(trx, {
             actor: 'system',
@@ -498,18 +345,13 @@ export function createIntakeService(database: DatabaseHandle, options: { clock?:
      */
     async purgeIfDue(): Promise<RetentionRun | null> {
       const at = clock()
-      const taken = await db
-        .updateTable('locks')
-        .set({ acquired_at: formatTimestamp(new Date(at)) })
-        .where('name', '=', 'retention')
-        .where((eb) =>
-          eb.or([
-            eb('acquired_at', 'is', null),
-            eb('acquired_at', '<=', formatTimestamp(new Date(at - RETENTION_LEASE_MS))),
-          ]),
-        )
-        .executeTakeFirst()
-      if (Number(taken.numUpdatedRows) === 0) return null
+      const taken = await takeLease(
+        db,
+        'retention',
+        formatTimestamp(new Date(at)),
+        formatTimestamp(new Date(at - RETENTION_LEASE_MS)),
+      )
+      if (!taken) return null
       return service.purgeExpired()
     },
 

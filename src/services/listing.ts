@@ -1,4 +1,3 @@
-import { type Expression, type SqlBool, sql } from 'kysely'
 import { ValidationError } from '../errors.js'
 import { characterProblem } from '../limits.js'
 import type { PageOf } from '../schemas.js'
@@ -35,19 +34,6 @@ export function checkSearch(search: string): string {
 
 /** `text` as a LIKE pattern matching it anywhere, its own `%`, `_` and `\` taken literally. */
 export const containsPattern = (text: string): string => `%${text.replace(/[\\%_]/g, '\\$&')}%`
-
-/**
- * Whether any of `columns` holds `text`, ignoring case. Both sides go through `lower()`, so the
- * match is the same on both dialects (ASCII letters fold; SQLite's `lower()`, and PostgreSQL's under
- * the byte-order "C" collation, leave other letters as they are).
- */
-export function containsText(columns: readonly string[], text: string): Expression<SqlBool> {
-  const pattern = containsPattern(text)
-  return sql<SqlBool>`(${sql.join(
-    columns.map((column) => sql`lower(${sql.ref(column)}) like lower(${pattern}) escape '\\'`),
-    sql` or `,
-  )})`
-}
 
 /** The rows a numbered page skips. */
 export const offsetOf = (view: Pick<ListView, 'page' | 'size'>): number => (view.page - 1) * view.size

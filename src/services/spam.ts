@@ -1,4 +1,11 @@
 import type { Kysely } from 'kysely'
+import {
+  deleteSpamById,
+  type Executor,
+  findSpamById,
+  insertSubmissionFromSpam,
+  spamPageOfForm,
+} from '../db/repositories/spam-submissions.js'
 import type { Database } from '../db/tables.js'
 import { NotFoundError } from '../errors.js'
 import type { PageOf } from '../schemas.js'
@@ -22,8 +29,8 @@ export interface SpamSubmission {
  */
 export function createSpamService(db: Kysely<Database>) {
   /** The spam row `id`, or a `NotFoundError` (it may have expired, or been handled in another tab). */
-  const find = async (trx: Kysely<Database>, id: string) => {
-    const row = await trx.selectFrom('spam_submissions').selectAll().where('id', '=', id).executeTakeFirst()
+  const find = async (trx: Executor, id: string) => {
+    const row = await findSpamById(trx, id)
     if (row === undefined) throw new NotFoundError('That spam is no longer kept: it was handled or expired.')
     return row
   }
@@ -31,22 +38,9 @@ export function createSpamService(db: Kysely<Database>) {
   return {
     /** One page of a form's spam, newest first, with how much it has in all. */
     async list(formId: string, page: number, pageSize: number): Promise<PageOf<SpamSubmission>> {
-      const { total } = await db
-        .selectFrom('spam_submissions')
-        .select((eb) => eb.fn.countAll<number | string>().as('total'))
-        .where('form_id', '=', formId)
-        .executeTakeFirstOrThrow()
-      const rows = await db
-        .selectFrom('spam_submissions')
-        .selectAll()
-        .where('form_id', '=', formId)
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(pageSize)
-        .offset((page - 1) * pageSize)
-        .execute()
+      const { total, rows } = await spamPageOfForm(db, formId, pageSize, (page - 1) * pageSize)
       return {
-        total: Number(total),
+        total,
         items: rows.map((row) => ({
           id: row.id,
           data: JSON.parse(row.data) as Record<string, unknown>,
@@ -66,18 +60,8 @@ export function createSpamService(db: Kysely<Database>) {
       // Released, it is a new submission like any other: whoever is notified of those hears of it.
       const released = await db.transaction().execute(async (trx) => {
         const row = await find(trx, id)
-        await trx
-          .insertInto('submissions')
-          .values({
-            ...row,
-            submitted_by: null,
-            is_read: 0,
-            is_starred: 0,
-            notes: null,
-            updated_at: now(),
-          })
-          .execute()
-        await trx.deleteFrom('spam_submissions').where('id', '=', id).execute()
+        await insertSubmissionFromSpam(trx, row, now())
+        await deleteSpamById(trx, id)
         await recordAudit(trx, {
           actor,
           action: 'spam.released',
@@ -99,7 +83,7 @@ export function createSpamService(db: Kysely<Database>) {
     async remove(id: string, actor: Actor): Promise<{ formId: string }> {
       return db.transaction().execute(async (trx) => {
         const row = await find(trx, id)
-        await trx.deleteFrom('spam_submissions').where('id', '=', id).execute()
+        await deleteSpamById(trx, id)
         await recordAudit(trx, { actor, action: 'spam.deleted', target: id, detail: { formId: row.form_id } })
         return { formId: row.form_id }
       })

@@ -2,6 +2,7 @@ import type { Insertable, Selectable, Updateable } from 'kysely'
 import type { FormsTable } from '../tables.js'
 import { positionInCreatedOrder } from './positions.js'
 import type { Executor } from './redirects.js'
+import { LIKE_NOTIFY_EMAILS } from './webhook-endpoints.js'
 
 /**
  * The forms table's SQL for the services: the dashboard's changes to forms, and the reads of forms
@@ -68,4 +69,37 @@ export function formChoices(db: Executor) {
 /** The title and intake settings of form `id`, for the email of one of its submissions. */
 export function findFormForEmail(db: Executor, id: string) {
   return db.selectFrom('forms').select(['id', 'title', 'intake']).where('id', '=', id).executeTakeFirst()
+}
+
+/** The stored intake settings (JSON text, or null) of form `formId`, if there is such a form. */
+export function findFormIntake(db: Executor, formId: string): Promise<{ intake: string | null } | undefined> {
+  return db.selectFrom('forms').select('intake').where('id', '=', formId).executeTakeFirst()
+}
+
+/** Stores `intake` (JSON text) as form `formId`'s intake settings, changed at `updatedAt`. */
+export async function setFormIntake(
+  db: Executor,
+  formId: string,
+  intake: string,
+  updatedAt: string,
+): Promise<void> {
+  await db.updateTable('forms').set({ intake, updated_at: updatedAt }).where('id', '=', formId).execute()
+}
+
+/** The forms with stored intake settings (a form without has the defaults, which keep every submission). */
+export function formsWithIntake(db: Executor): Promise<{ id: string; intake: string | null }[]> {
+  return db.selectFrom('forms').select(['id', 'intake']).where('intake', 'is not', null).execute()
+}
+
+/**
+ * The forms with addresses to email of each new submission (among `formIds`, when given): the forms
+ * whose `submission.created` events get an email delivery.
+ */
+export function listEmailedForms(db: Executor, formIds?: readonly string[]): Promise<{ form_id: string }[]> {
+  return db
+    .selectFrom('forms')
+    .select('id as form_id')
+    .where('intake', 'like', LIKE_NOTIFY_EMAILS)
+    .$if(formIds !== undefined, (q) => q.where('id', 'in', formIds as readonly string[]))
+    .execute()
 }

@@ -1,15 +1,146 @@
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely'
 import type { DialectName } from '../handle.js'
 import type { Database, NotificationDeliveriesTable } from '../tables.js'
+import { LIKE_NOTIFY_EMAILS } from './webhook-endpoints.js'
 
 /**
- * The notification_deliveries table's SQL, for the delivery worker (`services/notifications/`):
- * claiming due deliveries under a lease, and recording attempts. A delivery is due when it is
- * pending, its `next_attempt_at` has come and no live lease (`claimed_until`) holds it.
+ * The notification_deliveries table's SQL, for the outbox and the delivery worker
+ * (`services/notifications/`): writing the deliveries of new events, claiming due deliveries under
+ * a lease, and recording attempts. A delivery is due when it is pending, its `next_attempt_at` has
+ * come and no live lease (`claimed_until`) holds it.
  */
 
 export type Executor = Kysely<Database> | Transaction<Database>
 export type DeliveryStatus = NotificationDeliveriesTable['status']
+
+/** A where-builder over the events (aliased `e`) whose deliveries to write. */
+// biome-ignore lint/suspicious/noExplicitAny: a where-builder over the aliased events table
+export type EventFilter = (query: any) => any
+
+/**
+ * Writes the deliveries of the events `filter` selects (aliased `e`), pending from `at` and expiring
+ * at `expires`: webhooks, then emails.
+ */
+async function insertDeliveries(
+  trx: Executor,
+  at: string,
+  expires: string,
+  filter: EventFilter,
+): Promise<void> {
+  const common = {
+    status: sql<string>`'pending'`.as('status'),
+    attempts: sql<number>`0`.as('attempts'),
+    next: sql<string>`${at}`.as('next_attempt_at'),
+    expires: sql<string>`${expires}`.as('expires_at'),
+    created: sql<string>`${at}`.as('created_at'),
+    updated: sql<string>`${at}`.as('updated_at'),
+  }
+  const columns = [
+    'id',
+    'event_id',
+    'endpoint_id',
+    'channel',
+    'status',
+    'attempts',
+    'next_attempt_at',
+    'expires_at',
+    'created_at',
+    'updated_at',
+  ] as const
+  await trx
+    .insertInto('notification_deliveries')
+    .columns(columns)
+    .expression(
+      filter(
+        trx
+          .selectFrom('notification_events as e')
+          .innerJoin('webhook_endpoints as w', (join) =>
+            join.on((eb) =>
+              eb.and([
+                eb('w.status', '=', 'active'),
+                eb('w.events', 'like', sql<string>`'%"' || e.type || '"%'`),
+                eb.or([
+                  eb('w.form_id', 'is', null),
+                  eb('e.type', '<>', 'submission.created'),
+                  eb('w.form_id', '=', eb.ref('e.form_id')),
+                ]),
+              ]),
+            ),
+          )
+          .select([
+            sql<string>`e.id || ':' || w.id`.as('id'),
+            'e.id as event_id',
+            'w.id as endpoint_id',
+            sql<string>`'webhook'`.as('channel'),
+            ...Object.values(common),
+          ]),
+      ),
+    )
+    .onConflict((conflict) => conflict.column('id').doNothing())
+    .execute()
+  await trx
+    .insertInto('notification_deliveries')
+    .columns(columns)
+    .expression(
+      filter(
+        trx
+          .selectFrom('notification_events as e')
+          .innerJoin('forms as f', 'f.id', 'e.form_id')
+          .where('e.type', '=', 'submission.created')
+          .where('f.intake', 'like', LIKE_NOTIFY_EMAILS)
+          .select([
+            sql<string>`e.id || ':email'`.as('id'),
+            'e.id as event_id',
+            sql<null>`null`.as('endpoint_id'),
+            sql<string>`'email'`.as('channel'),
+            ...Object.values(common),
+          ]),
+      ),
+    )
+    .onConflict((conflict) => conflict.column('id').doNothing())
+    .execute()
+}
+
+/** Writes the deliveries of the `submission.created` events of submissions `ids` created at `at`. */
+export async function insertSubmissionDeliveries(
+  trx: Executor,
+  ids: readonly string[],
+  at: string,
+  expires: string,
+): Promise<void> {
+  await insertDeliveries(trx, at, expires, (eb) =>
+    eb
+      .where('e.submission_id', 'in', ids)
+      .where('e.type', '=', 'submission.created')
+      .where('e.created_at', '=', at),
+  )
+}
+
+/**
+ * Writes the deliveries of every `submission.created` event created at `at`: those of a bulk load.
+ * Every event of the load has this type and time; so may one that a post committed in the same
+ * second, whose deliveries exist already and are left alone (`on conflict do nothing`). No join
+ * with the stage: it has no statistics, and PostgreSQL then plans a nested loop over both.
+ */
+export async function insertSubmissionDeliveriesAt(
+  trx: Executor,
+  at: string,
+  expires: string,
+): Promise<void> {
+  await insertDeliveries(trx, at, expires, (eb) =>
+    eb.where('e.type', '=', 'submission.created').where('e.created_at', '=', at),
+  )
+}
+
+/** Writes the deliveries of event `id`, created at `at`. */
+export async function insertEventDeliveries(
+  trx: Executor,
+  id: string,
+  at: string,
+  expires: string,
+): Promise<void> {
+  await insertDeliveries(trx, at, expires, (eb) => eb.where('e.id', '=', id))
+}
 
 /** Whether any delivery is due at `now`: a read, so an idle poll does not take SQLite's write lock. */
 export async function anyDeliveryDue(db: Executor, now: string): Promise<boolean> {

@@ -1,9 +1,89 @@
-import type { Kysely, Transaction } from 'kysely'
-import type { Database, NotificationEventsTable } from '../tables.js'
+import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely'
+import { dialectOf } from '../database.js'
+import type { ContentKind, Database, NotificationEventsTable } from '../tables.js'
 
-/** The notification_events table's SQL, for the delivery worker and the webhook service. */
+/**
+ * The notification_events table's SQL, for the outbox (`services/notifications/outbox.ts`), the
+ * delivery worker and the webhook service.
+ */
 
 export type Executor = Kysely<Database> | Transaction<Database>
+
+/** SQL for a new event id per row, for events written by `INSERT … SELECT`. */
+function eventIdSql(db: Executor): RawBuilder<string> {
+  return dialectOf(db as unknown as Kysely<unknown>) === 'postgres'
+    ? sql<string>`'evt_' || replace(gen_random_uuid()::text, '-', '')`
+    : sql<string>`'evt_' || lower(hex(randomblob(16)))`
+}
+
+/**
+ * Writes, created at `created`, a `submission.created` event for each of the submissions `ids` that
+ * belongs to one of `forms` (to any form when null); returns how many it wrote.
+ */
+export async function insertSubmissionCreatedEvents(
+  trx: Executor,
+  ids: readonly string[],
+  forms: readonly string[] | null,
+  created: string,
+): Promise<number> {
+  const result = await trx
+    .insertInto('notification_events')
+    .columns(['id', 'type', 'form_id', 'submission_id', 'data', 'created_at'])
+    .expression(
+      trx
+        .selectFrom('submissions')
+        .select([
+          eventIdSql(trx).as('id'),
+          sql<string>`'submission.created'`.as('type'),
+          'form_id',
+          'id as submission_id',
+          'json',
+          sql<string>`${created}`.as('created_at'),
+        ])
+        .where('id', 'in', ids)
+        .$if(forms !== null, (q) => q.where('form_id', 'in', forms as readonly string[])),
+    )
+    .executeTakeFirst()
+  return Number(result.numInsertedOrUpdatedRows ?? 0)
+}
+
+/**
+ * The same for the submissions of a bulk load that are new: those of `table` (a staging table with
+ * `id` and `existed`) whose `existed` is 0, already moved into `submissions`.
+ */
+export async function insertStagedSubmissionCreatedEvents(
+  trx: Executor,
+  table: string,
+  forms: readonly string[] | null,
+  created: string,
+): Promise<void> {
+  const staged = sql.table(table)
+  const formFilter = forms === null ? sql`true` : sql`s.form_id in (${sql.join(forms)})`
+  await sql`insert into notification_events (id, type, form_id, submission_id, data, created_at)
+    select ${eventIdSql(trx)}, 'submission.created', s.form_id, s.id, s.json, ${created}
+    from ${staged} as st join submissions as s on s.id = st.id
+    where st.existed = 0 and ${formFilter}`.execute(trx)
+}
+
+/** Writes the `content.changed` event `id` naming `kinds`, created at `created`. */
+export async function insertContentChangedEvent(
+  trx: Executor,
+  id: string,
+  kinds: readonly ContentKind[],
+  created: string,
+): Promise<void> {
+  await trx
+    .insertInto('notification_events')
+    .values({
+      id,
+      type: 'content.changed',
+      form_id: null,
+      submission_id: null,
+      data: JSON.stringify({ kinds }),
+      created_at: created,
+    })
+    .execute()
+}
 
 /** The events among `ids` that exist, by id. */
 export async function findEventsByIds(

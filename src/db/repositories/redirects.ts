@@ -188,3 +188,31 @@ export async function upsertRedirects(trx: Executor, rows: RedirectRow[]): Promi
     )
     .execute()
 }
+
+/** An active redirect as the matcher is built from it, with its order key. */
+export type ActiveRedirectRow = Pick<RedirectRow, 'id' | 'from_path' | 'to_path' | 'type' | 'created_at'>
+
+/**
+ * Up to `limit` active redirects after the order key `after` (from the start without it), oldest
+ * first, read along the active-order index.
+ */
+export function activeRedirectsAfter(
+  db: Executor,
+  after: { created_at: string; id: string } | undefined,
+  limit: number,
+): Promise<ActiveRedirectRow[]> {
+  let query = db
+    .selectFrom('redirects')
+    .select(['id', 'from_path', 'to_path', 'type', 'created_at'])
+    .where('is_active', '=', 1)
+  if (after) {
+    const { created_at, id } = after
+    query = query.where((eb) =>
+      eb.or([
+        eb('created_at', '>', created_at),
+        eb.and([eb('created_at', '=', created_at), eb('id', '>', id)]),
+      ]),
+    )
+  }
+  return query.orderBy('created_at').orderBy('id').limit(limit).execute()
+}

@@ -238,3 +238,17 @@ export async function unreadSubmissionTotal(db: Executor): Promise<number> {
     .executeTakeFirstOrThrow()
   return Number(total)
 }
+
+/** Deletes form `formId`'s submissions created before `before`; returns how many it deleted. */
+export async function deleteSubmissionsOfFormBefore(
+  db: Executor,
+  formId: string,
+  before: string,
+): Promise<number> {
+  const result = await db
+    .deleteFrom('submissions')
+    .where('form_id', '=', formId)
+    .where('created_at', '<', before)
+    .executeTakeFirst()
+  return Number(result.numDeletedRows)
+}

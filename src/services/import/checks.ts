@@ -1,11 +1,12 @@
 import { setImmediate } from 'node:timers/promises'
 import type { Kysely } from 'kysely'
+import { BATCH_SIZE } from '../../db/batches.js'
+import { pagesWithPaths, redirectIdsFrom } from '../../db/repositories/imports.js'
 import { redirectBatches } from '../../db/repositories/redirects.js'
 import type { Database } from '../../db/tables.js'
 import { isSafeId } from '../../ids.js'
 import { describeChain } from '../redirects/chains.js'
 import { describeLoop, RedirectGraph, resolveYielding } from '../redirects/rules.js'
-import { BATCH_SIZE, chunks } from './batches.js'
 import type { ImportKind } from './kinds.js'
 import { describeLocation, type FieldProblem, type Location } from './locations.js'
 import type { RecordIndex } from './record-index.js'
@@ -92,11 +93,7 @@ export async function checkPagePaths(
     const byPath = new Map<string, number>()
     for (const slot of holders.subarray(start, Math.min(start + BATCH_SIZE, holderCount)))
       byPath.set(pages.fieldAt(slot, 'path'), slot)
-    const rows = await db
-      .selectFrom('pages')
-      .select(['id', 'path'])
-      .where('path', 'in', [...byPath.keys()])
-      .execute()
+    const rows = await pagesWithPaths(db, [...byPath.keys()])
     for (const row of rows) {
       // A row this import replaces gives up its path; the file's own duplicates were found above.
       if (pages.has(row.id)) continue
@@ -196,16 +193,8 @@ export async function checkRedirects(
     chainStarts.push(start)
     culprits.push(heldBy[path] as number)
   }
-  const storedIds = new Map<string, string>()
   const storedStarts = chainStarts.filter((start) => heldBy[start] === -1).map((start) => paths.get(start))
-  for (const batch of chunks(storedStarts, BATCH_SIZE)) {
-    const rows = await db
-      .selectFrom('redirects')
-      .select(['id', 'from_path'])
-      .where('from_path', 'in', batch)
-      .execute()
-    for (const row of rows) storedIds.set(row.from_path, row.id)
-  }
+  const storedIds = await redirectIdsFrom(db, storedStarts)
   for (const [index, start] of chainStarts.entries()) {
     if (index % TURN_EVERY === 0) await setImmediate()
     const chain = graph.chainAt(start)

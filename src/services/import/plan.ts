@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { allFormIds } from '../../db/repositories/imports.js'
 import type { Database } from '../../db/tables.js'
 import { readForm } from '../../resources/form.js'
 import { readPage } from '../../resources/page.js'
@@ -117,8 +118,7 @@ export async function planImport(db: Kysely<Database>, source: RecordSource): Pr
     const location: Location = { style: 'file', order: 0 }
     throw new ImportError(source.fileProblems.map((problem) => formatProblem(location, problem)))
   }
-  const formRows = await db.selectFrom('forms').select('id').execute()
-  const plan = new ImportPlan(new Set(formRows.map((row) => row.id)), source)
+  const plan = new ImportPlan(await allFormIds(db), source)
   for await (const batch of source.entries()) for (const entry of batch) plan.accept(entry)
   await plan.finish(db, source)
   if (plan.problems.total > 0) throw new ImportError(plan.problems.texts(), plan.problems.total)

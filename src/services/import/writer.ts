@@ -1,12 +1,5 @@
-import {
-  type Compilable,
-  type CompiledQuery,
-  type Insertable,
-  type Kysely,
-  type OnConflictBuilder,
-  sql,
-  type Transaction,
-} from 'kysely'
+import type { Insertable, Kysely, Transaction } from 'kysely'
+import { BATCH_SIZE } from '../../db/batches.js'
 import {
   ANALYZE_AFTER_ROWS,
   type BulkWriteOptions,
@@ -17,6 +10,15 @@ import {
   withSubmissionsIndexRebuilt,
 } from '../../db/bulk-writes.js'
 import { UniqueViolationError } from '../../db/errors.js'
+import {
+  anySubmissionStored,
+  type ContentTable,
+  createdAtOfExisting,
+  releaseStoredPaths,
+  upsertQuery,
+} from '../../db/repositories/imports.js'
+import { SortedSubmissionLoad, type StagedRow } from '../../db/sorted-submission-load.js'
+import { StatementTemplates } from '../../db/statement-templates.js'
 import {
   CONTENT_TABLES,
   type Database,
@@ -39,20 +41,16 @@ import {
   type SubmissionTargets,
   submissionTargets,
 } from '../notifications/outbox.js'
-import { BATCH_SIZE, BULK_SUBMISSIONS, chunks, KEPT_BATCH_SIZE } from './batches.js'
+import { BULK_SUBMISSIONS, KEPT_BATCH_SIZE } from './batches.js'
 import { fileChangedError, ImportError } from './errors.js'
 import { type KindCounts, zeroCounts } from './kinds.js'
 import type { ImportPlan } from './plan.js'
 import { RecordIndex } from './record-index.js'
 import { SeenIds } from './seen-ids.js'
-import { SortedSubmissionLoad, type StagedRow } from './sorted-submissions.js'
 import type { RecordSource } from './sources.js'
 
-type ContentTable = 'forms' | 'submissions' | 'pages' | 'redirects'
 /** The tables of the records the validating pass keeps in memory. */
 type KeptTable = 'forms' | 'pages' | 'redirects'
-/** The `SET` of an upsert on `T`: column → new value. */
-type ConflictUpdate<T extends ContentTable> = Parameters<OnConflictBuilder<Database, T>['doUpdateSet']>[0]
 
 /**
  * Writes a validated plan in one transaction: its forms, pages and redirects streamed from `source`
@@ -90,8 +88,8 @@ export async function writeImport(
               )
             }
             if (plan.forms.size + plan.pages.size + plan.redirects.size > 0) {
-              await writer.releasePaths('pages', 'path', plan.pages)
-              await writer.releasePaths('redirects', 'from_path', plan.redirects)
+              await writer.releasePaths('pages', plan.pages)
+              await writer.releasePaths('redirects', plan.redirects)
               await writer.writeKept(source, plan)
             }
             const written = await writeSubmissionsOf(plan.counts.submissions)
@@ -179,19 +177,13 @@ const submissionRow = (draft: SubmissionDraft, stamps: RowStamps): Insertable<Su
   ...stamps,
 })
 
-/** A compiled statement, and for each of its parameters the position of its value among the rows' values. */
-interface UpsertTemplate {
-  compiled: CompiledQuery
-  positions: number[]
-}
-
 /**
  * Writes validated records inside the import's transaction, in multi-row upserts. A record without
  * `createdAt` keeps the creation time of the row it replaces, so re-importing an export is harmless.
  */
 class Writer {
-  /** Compiled statements by kind, row count and columns (see {@link runTemplated}); undefined: not templatable. */
-  private readonly templates = new Map<string, UpsertTemplate | undefined>()
+  /** The upserts' and the stage's statements, each compiled once per row count and columns. */
+  private readonly statements: StatementTemplates
   private targets: SubmissionTargets | null | undefined
 
   constructor(
@@ -199,7 +191,9 @@ class Writer {
     private readonly now: string,
     private readonly created: KindCounts,
     private readonly updated: KindCounts,
-  ) {}
+  ) {
+    this.statements = new StatementTemplates(trx)
+  }
 
   /**
    * Moves the paths of the stored pages or redirects this import replaces out of the way, to a
@@ -207,25 +201,11 @@ class Writer {
    * swap then breaks no unique index). The rows stay, with their creation times, until their
    * records overwrite them.
    */
-  async releasePaths<T extends 'pages' | 'redirects'>(
-    table: T,
-    column: T extends 'pages' ? 'path' : 'from_path',
-    kept: RecordIndex<string>,
-  ): Promise<void> {
-    const target: 'pages' | 'redirects' = table // a union narrows below; the type parameter would not
+  async releasePaths(table: 'pages' | 'redirects', kept: RecordIndex<string>): Promise<void> {
     let ids: string[] = []
     const release = async () => {
       if (ids.length === 0) return
-      const placeholder = sql<string>`${'//replaced/'} || ${sql.ref('id')}`
-      if (target === 'pages') {
-        await this.trx.updateTable('pages').set({ path: placeholder }).where('id', 'in', ids).execute()
-      } else if (column === 'from_path') {
-        await this.trx
-          .updateTable('redirects')
-          .set({ from_path: placeholder })
-          .where('id', 'in', ids)
-          .execute()
-      }
+      await releaseStoredPaths(this.trx, table, ids)
       ids = []
     }
     for (const id of kept.givenIds()) {
@@ -272,7 +252,7 @@ class Writer {
       const batch = drafts
       drafts = []
       const given = batch.flatMap((draft) => (draft.id === undefined ? [] : [draft.id]))
-      const existing = await this.existing(table, given)
+      const existing = await createdAtOfExisting(this.trx, table, given)
       this.created[table] += batch.length - existing.size
       await this.upsert(
         table,
@@ -304,7 +284,7 @@ class Writer {
   ): Promise<number> {
     // A row can exist already only if the table had rows before, or if an earlier record of this
     // file wrote it: into an empty table only the ids the filter may have seen are looked up.
-    const stored = (await this.trx.selectFrom('submissions').select('id').limit(1).execute()).length > 0
+    const stored = await anySubmissionStored(this.trx)
     const seen = new SeenIds(expected)
     const load = sorted ? await SortedSubmissionLoad.open(this.trx, this.now) : undefined
     let written = 0
@@ -354,7 +334,7 @@ class Writer {
     mayRepeat: (id: string) => boolean,
   ): Promise<void> {
     const given = stored ? drafts.flatMap((draft) => (draft.id === undefined ? [] : [draft.id])) : []
-    const existing = await this.existing('submissions', given)
+    const existing = await createdAtOfExisting(this.trx, 'submissions', given)
     this.updated.submissions += existing.size
     this.created.submissions += drafts.length - existing.size
     const rows = drafts.map((draft): StagedRow => {
@@ -368,7 +348,7 @@ class Writer {
         existed: flag(before !== undefined),
       }
     })
-    await this.runTemplated(`stage:${SortedSubmissionLoad.table}`, rows, (built) => load.insertQuery(built))
+    await this.statements.run(`stage:${SortedSubmissionLoad.table}`, rows, (built) => load.insertQuery(built))
   }
 
   /** Writes `drafts`; `mayExist` says which given ids the database must be asked about. */
@@ -377,7 +357,7 @@ class Writer {
     mayExist: (id: string) => boolean,
   ): Promise<void> {
     const given = drafts.flatMap((draft) => (draft.id !== undefined && mayExist(draft.id) ? [draft.id] : []))
-    const existing = await this.existing('submissions', given)
+    const existing = await createdAtOfExisting(this.trx, 'submissions', given)
     this.updated.submissions += existing.size
     this.created.submissions += drafts.length - existing.size
     const rows = drafts.map((draft) =>
@@ -406,87 +386,9 @@ class Writer {
    * writing of them.
    */
   private async upsert<T extends ContentTable>(table: T, rows: Insertable<Database[T]>[]): Promise<void> {
-    await this.runTemplated(`upsert:${table}`, rows, (built) =>
-      this.upsertQuery(table, built as Insertable<Database[T]>[]),
+    await this.statements.run(`upsert:${table}`, rows, (built) =>
+      upsertQuery(this.trx, table, built as Insertable<Database[T]>[]),
     )
-  }
-
-  /**
-   * Runs the statement `build` makes for `rows` (which share their columns) through a template
-   * compiled once per `kind`, row count and columns, with this batch's values.
-   */
-  private async runTemplated<R extends object>(
-    kind: string,
-    rows: R[],
-    build: (rows: R[]) => Compilable,
-  ): Promise<void> {
-    const columns = Object.keys(rows[0])
-    const template = this.template(`${kind}:${rows.length}:${columns.join(',')}`, rows.length, columns, build)
-    if (template === undefined) return this.runBuilt(build(rows))
-    const values: unknown[] = []
-    for (const row of rows) {
-      const record = row as Record<string, unknown>
-      // Rows are made by one function per table, so they have the same columns; an absent value
-      // would be the column's default in a built query, which a template cannot say.
-      for (const column of columns) {
-        const value = record[column]
-        if (value === undefined) return this.runBuilt(build(rows))
-        values.push(value)
-      }
-    }
-    await this.trx.executeQuery({
-      ...template.compiled,
-      parameters: template.positions.map((position) => values[position]),
-    })
-  }
-
-  private async runBuilt(query: Compilable): Promise<void> {
-    await this.trx.executeQuery(query.compile())
-  }
-
-  /** The statement `build` makes for `count` rows of `columns`, compiled with markers for its values. */
-  private template<R extends object>(
-    key: string,
-    count: number,
-    columns: string[],
-    build: (rows: R[]) => Compilable,
-  ): UpsertTemplate | undefined {
-    if (this.templates.has(key)) return this.templates.get(key)
-    // Each value is a distinct marker object: where it lands among the compiled parameters says
-    // which row and column fills that parameter.
-    const markers = new Map<object, number>()
-    const rows = Array.from({ length: count }, (_, row) =>
-      Object.fromEntries(
-        columns.map((column, index) => {
-          const marker = {}
-          markers.set(marker, row * columns.length + index)
-          return [column, marker]
-        }),
-      ),
-    )
-    const compiled = build(rows as R[]).compile()
-    const positions = compiled.parameters.map((parameter) => markers.get(parameter as object) ?? -1)
-    const complete = positions.length === markers.size && positions.every((position) => position >= 0)
-    const template = complete ? { compiled, positions } : undefined
-    this.templates.set(key, template)
-    return template
-  }
-
-  private upsertQuery<T extends ContentTable>(table: T, rows: Insertable<Database[T]>[]) {
-    const columns = Object.keys(rows[0]).filter((column) => column !== 'id')
-    const update = Object.fromEntries(
-      columns.map((column) => [
-        column,
-        // A form record without `intake` must not switch off (or on) a form's public intake.
-        table === 'forms' && column === 'intake'
-          ? sql`coalesce(excluded.intake, forms.intake)`
-          : sql.ref(`excluded.${column}`),
-      ]),
-    )
-    return this.trx
-      .insertInto(table)
-      .values(rows)
-      .onConflict((conflict) => conflict.column('id').doUpdateSet(update as ConflictUpdate<T>))
   }
 
   /**
@@ -499,19 +401,5 @@ class Writer {
       updated_at:
         draft.updatedAt ?? (existingCreatedAt === undefined ? draft.createdAt : undefined) ?? this.now,
     }
-  }
-
-  /** Creation times of the rows among `ids` that already exist. */
-  private async existing(table: ContentTable, ids: readonly string[]): Promise<Map<string, string>> {
-    const found = new Map<string, string>()
-    for (const chunk of chunks(ids, BATCH_SIZE)) {
-      const rows = await this.trx
-        .selectFrom(table)
-        .select(['id', 'created_at'])
-        .where('id', 'in', chunk)
-        .execute()
-      for (const row of rows) found.set(row.id, row.created_at)
-    }
-    return found
   }
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import { readKindVersion } from '../../db/content-version.js'
+import { activeRedirectsAfter } from '../../db/repositories/redirects.js'
 import type { Database } from '../../db/tables.js'
 import { createRedirectMatcher, type RedirectMatcher, type RedirectRule } from './matcher.js'
 
@@ -24,20 +25,7 @@ export function createRedirectApplier(db: Kysely<Database>, options: { batchSize
   async function* activeRedirects(): AsyncGenerator<RedirectRule> {
     let after: { created_at: string; id: string } | undefined
     for (;;) {
-      let query = db
-        .selectFrom('redirects')
-        .select(['id', 'from_path', 'to_path', 'type', 'created_at'])
-        .where('is_active', '=', 1)
-      if (after) {
-        const { created_at, id } = after
-        query = query.where((eb) =>
-          eb.or([
-            eb('created_at', '>', created_at),
-            eb.and([eb('created_at', '=', created_at), eb('id', '>', id)]),
-          ]),
-        )
-      }
-      const rows = await query.orderBy('created_at').orderBy('id').limit(batchSize).execute()
+      const rows = await activeRedirectsAfter(db, after, batchSize)
       for (const row of rows) yield { fromPath: row.from_path, toPath: row.to_path, type: row.type }
       const last = rows.at(-1)
       if (rows.length < batchSize || last === undefined) return

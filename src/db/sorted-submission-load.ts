@@ -1,7 +1,6 @@
 import { type Compilable, type Insertable, type Kysely, sql, type Transaction } from 'kysely'
-import { type Database, SUBMISSION_COLUMNS, type SubmissionsTable } from '../../db/tables.js'
 import { BATCH_SIZE, chunks } from './batches.js'
-import type { KindCounts } from './kinds.js'
+import { type Database, SUBMISSION_COLUMNS, type SubmissionsTable } from './tables.js'
 
 /** A submission as staged: its row, where it stood in the file, and what its record said itself. */
 export interface StagedSubmission extends SubmissionsTable {
@@ -12,6 +11,12 @@ export interface StagedSubmission extends SubmissionsTable {
   updated_given: 0 | 1
   /** 1 when the row existed before the import (its stamps were taken from it). */
   existed: 0 | 1
+}
+
+/** The importer's counts of created and updated rows, of which a load corrects the submissions'. */
+interface SubmissionCounts {
+  created: { submissions: number }
+  updated: { submissions: number }
 }
 
 const STAGED = 'lectern_staged_submissions'
@@ -101,10 +106,7 @@ export class SortedSubmissionLoad {
    * to updated for every repeat that was counted as a new row. `moved` runs after the move, while
    * the stage still exists.
    */
-  async finish(
-    counts: { created: KindCounts; updated: KindCounts },
-    moved?: (stage: string) => Promise<void>,
-  ): Promise<void> {
+  async finish(counts: SubmissionCounts, moved?: (stage: string) => Promise<void>): Promise<void> {
     if (this.suspects.size > 0) await this.foldRepeats(counts)
     const update = Object.fromEntries(
       SUBMISSION_COLUMNS.filter((column) => column !== 'id').map((column) => [
@@ -132,7 +134,7 @@ export class SortedSubmissionLoad {
     await this.db.schema.dropTable(STAGED).execute()
   }
 
-  private async foldRepeats(counts: { created: KindCounts; updated: KindCounts }): Promise<void> {
+  private async foldRepeats(counts: SubmissionCounts): Promise<void> {
     await this.db.schema.dropTable(REPEATED).ifExists().execute()
     await this.db.schema
       .createTable(REPEATED)
