@@ -24,8 +24,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 /**
  * How many submissions the database file `file` holds by itself, without its WAL: what checkpoints
- * have copied back into it (-1 while not even its tables are). Read from a copy, so the live
- * file's WAL is left alone.
+ * have copied back into it (-1 while not even its tables are, -2 for a copy taken while a
+ * checkpoint was writing the file). Read from a copy, so the live file's WAL is left alone.
  */
 function submissionsInFile(file: string): number {
   const copy = join(dir, `copy-${Math.random().toString(36).slice(2)}.db`)
@@ -36,8 +36,15 @@ function submissionsInFile(file: string): number {
     if (table === undefined) return -1
     const [row] = sqlite.prepare('select count(*) as count from submissions').all([]) as { count: number }[]
     return Number(row?.count)
+  } catch (error) {
+    // A plain copy of a file a checkpoint is writing can hold some of its pages from before and some
+    // from after (SQLite's own readers take a lock; a file copy cannot): such a torn copy says
+    // nothing of the live file, so the caller reads again.
+    if (error instanceof Error && /malformed|not a database/.test(error.message)) return -2
+    throw error
   } finally {
     sqlite.close()
+    rmSync(copy, { force: true })
   }
 }
 

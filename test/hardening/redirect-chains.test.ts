@@ -11,27 +11,38 @@ import { GENEROUS_LIMITS } from '../security-suite.js'
 /** Links in the chain `/m0 → /m1 → … → /m100000`: five times the one that froze the server. */
 const LINKS = 100_000
 /**
- * The longest the event loop may stall while the chain is imported and the dashboard analyses it.
- * A behavioural bound with a wide margin: before the fix one page stalled it for over a minute at a
- * fifth of this size. On an idle machine the worst stall is well under this (a few hundred ms, most
- * of it garbage collection and SQLite's synchronous commit); on a shared two-core machine the
- * scheduler alone adds hundreds more, so the bound is 1 s. `bench/redirect-chains.mjs` prints the
- * real figures.
+ * The longest the event loop may stall while the chain is imported and the dashboard analyses it:
+ * 1 s, or a fifth of the whole operation when that is longer. A behavioural bound with a wide
+ * margin: before the fix one page stalled it for over a minute at a fifth of this size, the whole
+ * operation one stall. On an idle machine the worst stall is about 100 ms in an upload of 11 s
+ * (most of it garbage collection and SQLite's synchronous commit); on a shared two-core machine
+ * running other suites beside it, the scheduler stretched the same stall to 1.2 s, and every part of
+ * the operation with it, so the bound grows with the operation. `bench/redirect-chains.mjs`
+ * prints the real figures.
  */
 const MAX_STALL_MS = 1000
+const MAX_STALL_SHARE = 1 / 5
 
 const chainPaths = (i: number) => [`/m${i}`, `/m${i + 1}`]
 
-/** Runs `work` while measuring how long the event loop was ever kept from turning. */
-async function worstStall<T>(work: () => Promise<T>): Promise<{ result: T; maxMs: number }> {
+/** Runs `work` while measuring how long the event loop was ever kept from turning, and how long it took. */
+async function worstStall<T>(work: () => Promise<T>): Promise<{ result: T; maxMs: number; totalMs: number }> {
   const histogram = monitorEventLoopDelay({ resolution: 10 })
   histogram.enable()
+  const started = performance.now()
   try {
     const result = await work()
-    return { result, maxMs: histogram.max / 1e6 }
+    return { result, maxMs: histogram.max / 1e6, totalMs: performance.now() - started }
   } finally {
     histogram.disable()
   }
+}
+
+/** The worst stall of `measured` is within the bound (see {@link MAX_STALL_MS}). */
+function expectNoLongStall(measured: { maxMs: number; totalMs: number }, what: string) {
+  if (process.env.SHOW_STALLS)
+    console.log(`worst event-loop stall ${what} (ms)`, measured.maxMs, 'of', measured.totalMs)
+  expect(measured.maxMs).toBeLessThan(Math.max(MAX_STALL_MS, measured.totalMs * MAX_STALL_SHARE))
 }
 
 describe('a 100,000-link redirect chain', { timeout: 240_000 }, () => {
@@ -98,7 +109,7 @@ describe('a 100,000-link redirect chain', { timeout: 240_000 }, () => {
       const form = new FormData()
       form.set('_csrf', admin.csrf)
       form.set('file', new Blob([csv], { type: 'text/csv' }), 'chain.csv')
-      const { result, maxMs } = await worstStall(async () => {
+      const measured = await worstStall(async () => {
         // Uploaded over real HTTP, as a browser sends it.
         const imported = await fetch(`${baseUrl}/admin/redirects/import`, {
           method: 'POST',
@@ -110,19 +121,19 @@ describe('a 100,000-link redirect chain', { timeout: 240_000 }, () => {
         await imported.arrayBuffer()
         return servePagesUntilAnalysed()
       })
+      const { result } = measured
       expectChainReported(result)
       // The first page served after the import carried its message, once.
       expect(result.firstPages.split('Imported: ').length).toBe(2)
       expect(result.firstPages).toContain(`Imported: ${LINKS} created, 0 updated, 0 unchanged.`)
-      if (process.env.SHOW_STALLS) console.log('worst event-loop stall (ms)', maxMs)
-      expect(maxMs).toBeLessThan(MAX_STALL_MS)
+      expectNoLongStall(measured, 'uploading and analysing')
     })
   })
 
   // One import of the chain serves both tests: the first only reads, the second changes it last.
   describe('in a site the importer loaded', () => {
     let imported: Awaited<ReturnType<TestContext['services']['importer']['importFile']>>
-    let importStall: number
+    let importStall: { maxMs: number; totalMs: number }
     beforeAll(async () => {
       await openSite()
       const file = join(ctx.dir, 'chain.ndjson')
@@ -134,26 +145,31 @@ describe('a 100,000-link redirect chain', { timeout: 240_000 }, () => {
         }).join('\n'),
       )
       // Measured for the record only: `lectern import` runs in a process of its own, serving nothing.
-      ;({ result: imported, maxMs: importStall } = await worstStall(() =>
-        ctx.services.importer.importFile(file),
-      ))
+      const measured = await worstStall(() => ctx.services.importer.importFile(file))
+      imported = measured.result
+      importStall = measured
     }, 240_000)
     afterAll(() => ctx.close())
 
     it('is imported by the importer, as `lectern import` runs it, and the dashboard pages answer without stalling the server', async () => {
-      if (process.env.SHOW_STALLS) console.log('worst event-loop stall while importing (ms)', importStall)
+      if (process.env.SHOW_STALLS)
+        console.log(
+          'worst event-loop stall while importing (ms)',
+          importStall.maxMs,
+          'of',
+          importStall.totalMs,
+        )
       expect(imported.created.redirects).toBe(LINKS)
       // Every link but the last starts a chain; the warnings are listed, then counted.
       expect(imported.warnings.at(-1)).toBe(`…and ${LINKS - 1 - 100} more warnings`)
-      const { result, maxMs } = await worstStall(servePagesUntilAnalysed)
-      expectChainReported(result)
-      if (process.env.SHOW_STALLS) console.log('worst event-loop stall (ms)', maxMs)
-      expect(maxMs).toBeLessThan(MAX_STALL_MS)
+      const measured = await worstStall(servePagesUntilAnalysed)
+      expectChainReported(measured.result)
+      expectNoLongStall(measured, 'analysing')
     })
 
     it('is flattened in one click, and one more link is checked for loops without reading every redirect', async () => {
       await admin.get('/admin/redirects/new')
-      const { result: loop, maxMs } = await worstStall(() =>
+      const measured = await worstStall(() =>
         admin.post('/admin/redirects', {
           fromPath: `/m${LINKS}`,
           toPath: '/m0',
@@ -161,12 +177,12 @@ describe('a 100,000-link redirect chain', { timeout: 240_000 }, () => {
           isActive: 'true',
         }),
       )
+      const loop = measured.result
       expect(loop.statusCode).toBe(422)
       expect(textOf(loop)).toContain(
         `This would make a redirect loop (/m${LINKS} → /m0 → /m1 → /m2 → /m3 → /m4 → … 99,995 more … → /m${LINKS})`,
       )
-      if (process.env.SHOW_STALLS) console.log('worst event-loop stall (ms)', maxMs)
-      expect(maxMs).toBeLessThan(MAX_STALL_MS)
+      expectNoLongStall(measured, 'checking one link for loops')
 
       await admin.get('/admin/redirects')
       const flattened = await admin.post('/admin/redirects/flatten')
