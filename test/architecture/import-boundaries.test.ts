@@ -1,21 +1,13 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { SRC, sourceFiles } from './source-files.js'
 
 /**
  * The layering in ARCHITECTURE.md, read from the code itself: each source file's imports, resolved to
  * files under `src/`. Type-only imports are left out — they vanish when compiled and share shapes,
  * not behaviour.
  */
-const SRC = resolve(import.meta.dirname, '..', '..', 'src')
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) return sourceFiles(path)
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [path] : []
-  })
-}
 
 /** The `src/`-relative files that `file` imports at run time. */
 function valueImports(file: string): string[] {

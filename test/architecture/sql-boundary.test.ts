@@ -1,21 +1,13 @@
-import { readdirSync, readFileSync } from 'node:fs'
-import { join, relative, resolve } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { SRC, sourceFiles } from './source-files.js'
 
 /**
  * "Services are rules, repositories are SQL" (ARCHITECTURE.md), read from the code: every query is
  * built in `src/db/` (its repositories, dialects, migrations and bulk-write machinery), where it has
  * a name beside its table; the services call those names with their transaction.
  */
-const SRC = resolve(import.meta.dirname, '..', '..', 'src')
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) return sourceFiles(path)
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [path] : []
-  })
-}
 
 /** What building a query looks like in Kysely: a statement's builder, raw SQL, or schema changes. */
 const QUERY_BUILDING = [

@@ -1,7 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely'
 import type { DatabaseHandle } from '../handle.js'
 import { type PreparedQuery, param } from '../prepared.js'
-import { type Database, SUBMISSION_COLUMNS } from '../tables.js'
+import { type Database, type SpamSubmissionsTable, SUBMISSION_COLUMNS } from '../tables.js'
 import { formListenerColumns, nobodyListens } from './webhook-endpoints.js'
 
 /**
@@ -32,16 +32,8 @@ export function prepareFormForPost(database: Pick<DatabaseHandle, 'db' | 'prepar
   return (formId: string) => readForm({ formId })
 }
 
-/** A post's row as the intake writes it, to submissions or to spam. */
-export interface PostedRow {
-  id: string
-  form_id: string
-  data: string
-  ip_address: string | null
-  user_agent: string | null
-  referrer: string | null
-  created_at: string
-}
+/** A post's row as the intake writes it, to submissions or to spam: the columns of a caught post. */
+export type PostedRow = SpamSubmissionsTable
 
 /** A plain post's row, with the forms version its form was read at. */
 export interface GuardedRow extends PostedRow {
