@@ -2,7 +2,7 @@ import type { Agent as HttpAgent, IncomingMessage } from 'node:http'
 import { request as httpRequest } from 'node:http'
 import type { Agent as HttpsAgent } from 'node:https'
 import { request as httpsRequest } from 'node:https'
-import type { Outcome } from './send.js'
+import type { Outcome } from './outcome.js'
 
 /** The most of a response body read (and kept as the attempt's error detail). */
 const MAX_RESPONSE_BYTES = 65_536

@@ -12,7 +12,7 @@ import {
 } from '../../db/repositories/webhook-endpoints.js'
 import type { Database, NotificationDeliveriesTable } from '../../db/tables.js'
 import { formatTimestamp } from '../../time.js'
-import type { Outcome } from './send.js'
+import type { Outcome } from './outcome.js'
 
 /** An attempt made, waiting to be written. */
 interface Made {

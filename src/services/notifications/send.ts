@@ -10,20 +10,9 @@ import { formatTimestamp } from '../../time.js'
 import { bareHost, checkedLookup, isPublicAddress, urlProblem } from './addresses.js'
 import type { ClaimedBatch } from './claim.js'
 import { submissionMail } from './email.js'
+import type { Outcome } from './outcome.js'
 import { post } from './post.js'
 import { type SecretBox, secretBox, signatureHeader } from './secrets.js'
-
-/** How one attempt ended. */
-export interface Outcome {
-  ok: boolean
-  lastStatus: string
-  responseCode: number | null
-  error: string | null
-  /** The endpoint answered 410 Gone: disable it. */
-  gone?: boolean
-  /** Never worth retrying (no recipients, no mail configured, endpoint disabled). */
-  final?: boolean
-}
 
 export interface SenderOptions {
   /** `WEBHOOK_ALLOW_PRIVATE`: private and loopback addresses may be called. */
