@@ -1,5 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import type { Selectable } from 'kysely'
+import type { FormsTable } from '../db/tables.js'
 import { FIELD_LIMITS } from '../limits.js'
 import { Id, NullableString, Timestamp } from './api-fields.js'
 import { importFields, kindField, problemsByField, Refusal, recordReader } from './record-reader.js'
@@ -422,6 +424,7 @@ export function readFormInput(input: FormInput): {
   }
 }
 
-// The API's read path (a repository) presents forms too, and the database layer may not import
-// upwards: the presenter is defined beside that query and shared from here.
-export { presentForm } from '../db/repositories/content.js'
+/** A form as the API lists it. */
+export function presentForm(row: Pick<Selectable<FormsTable>, 'id' | 'title' | 'description'>): Form {
+  return { id: row.id, title: row.title, description: row.description }
+}

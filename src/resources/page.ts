@@ -1,4 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
+import type { Selectable } from 'kysely'
+import type { PagesTable } from '../db/tables.js'
 import { FIELD_LIMITS } from '../limits.js'
 import { Id, SitePath, Timestamp } from './api-fields.js'
 import { type FieldProblem, importFields, kindField, problemsByField, recordReader } from './record-reader.js'
@@ -104,6 +106,17 @@ export function readPageInput(input: PageInput): {
   }
 }
 
-// The API's read path (a repository) presents pages too, and the database layer may not import
-// upwards: the presenter is defined beside that query and shared from here.
-export { presentPage } from '../db/repositories/content.js'
+/** A page as the API lists it. */
+export function presentPage(row: Selectable<PagesTable>): Page {
+  return {
+    id: row.id,
+    title: row.title,
+    slug: row.slug,
+    path: row.path,
+    pageType: row.page_type,
+    isPublished: row.is_published === 1,
+    publishedAt: row.published_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}

@@ -1,4 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
+import type { Selectable } from 'kysely'
+import type { RedirectsTable } from '../db/tables.js'
 import { FIELD_LIMITS } from '../limits.js'
 import { normaliseRedirectPath } from '../services/redirects/rules.js'
 import { Id, SitePath, Timestamp } from './api-fields.js'
@@ -109,6 +111,15 @@ export function checkRedirectInput(input: RedirectInput): {
   }
 }
 
-// The API's read path (a repository) presents redirects too, and the database layer may not
-// import upwards: the presenter is defined beside that query and shared from here.
-export { presentRedirect } from '../db/repositories/content.js'
+/** A redirect as the API lists it. */
+export function presentRedirect(row: Selectable<RedirectsTable>): Redirect {
+  return {
+    id: row.id,
+    fromPath: row.from_path,
+    toPath: row.to_path,
+    type: row.type,
+    isActive: Number(row.is_active) === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}

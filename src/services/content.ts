@@ -2,8 +2,17 @@ import type { FormState } from '../db/content-version.js'
 import type { DatabaseHandle } from '../db/database.js'
 import { createContentRepository, type JsonPage } from '../db/repositories/content.js'
 import { NotFoundError } from '../errors.js'
+import { presentForm } from '../resources/form.js'
+import { presentPage } from '../resources/page.js'
+import { presentRedirect } from '../resources/redirect.js'
 import type { Form, ListOptions, Page, PageOf, Redirect, Submission, SubmissionFilters } from '../schemas.js'
 import { sharedFreshLookups } from './coalesced-lookups.js'
+
+/** A page of rows as the API lists them, each made an item by its resource's presenter. */
+const presented = <Row, Item>(page: PageOf<Row>, present: (row: Row) => Item): PageOf<Item> => ({
+  items: page.items.map(present),
+  total: page.total,
+})
 
 /**
  * The read side of the four resources, as the API lists them. `version` is the version of the
@@ -25,8 +34,8 @@ export function createContentService(database: DatabaseHandle) {
   }
 
   return {
-    listForms: (options: ListOptions & { active?: boolean }, version?: number): Promise<PageOf<Form>> =>
-      repository.listForms(options, version),
+    listForms: async (options: ListOptions & { active?: boolean }, version?: number): Promise<PageOf<Form>> =>
+      presented(await repository.listForms(options, version), presentForm),
 
     formState,
 
@@ -58,13 +67,16 @@ export function createContentService(database: DatabaseHandle) {
       )
     },
 
-    listPages: (options: ListOptions & { published?: boolean }, version?: number): Promise<PageOf<Page>> =>
-      repository.listPages(options, version),
+    listPages: async (
+      options: ListOptions & { published?: boolean },
+      version?: number,
+    ): Promise<PageOf<Page>> => presented(await repository.listPages(options, version), presentPage),
 
-    listRedirects: (
+    listRedirects: async (
       options: ListOptions & { active?: boolean },
       version?: number,
-    ): Promise<PageOf<Redirect>> => repository.listRedirects(options, version),
+    ): Promise<PageOf<Redirect>> =>
+      presented(await repository.listRedirects(options, version), presentRedirect),
   }
 }
 

@@ -4,8 +4,8 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js'
 import { createMigrator, migrateToLatest } from '../../src/db/migrate.js'
-import { presentSubmission } from '../../src/db/repositories/content.js'
 import { SUBMISSION_COLUMNS, type SubmissionsTable } from '../../src/db/tables.js'
+import { presentSubmission } from '../../src/resources/submission.js'
 import { createTestDatabase, type TestDatabase } from '../harness.js'
 
 const ROWS: SubmissionsTable[] = [
