@@ -39,11 +39,7 @@ export async function spamPageOfForm(
   limit: number,
   offset: number,
 ): Promise<{ total: number; rows: SpamRow[] }> {
-  const { total } = await db
-    .selectFrom('spam_submissions')
-    .select((eb) => eb.fn.countAll<number | string>().as('total'))
-    .where('form_id', '=', formId)
-    .executeTakeFirstOrThrow()
+  const total = await countSpamOfForm(db, formId)
   const rows = await db
     .selectFrom('spam_submissions')
     .selectAll()
@@ -53,7 +49,7 @@ export async function spamPageOfForm(
     .limit(limit)
     .offset(offset)
     .execute()
-  return { total: Number(total), rows }
+  return { total, rows }
 }
 
 /** The spam row `id`, if it is still kept. */
