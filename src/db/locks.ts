@@ -1,5 +1,6 @@
-import type { Kysely, Transaction } from 'kysely'
+import type { Transaction } from 'kysely'
 import { now } from '../time.js'
+import type { Executor } from './executor.js'
 import type { Database, LockName } from './tables.js'
 
 /**
@@ -40,7 +41,7 @@ export async function takeLockIfIdle(
  * win; unlike {@link takeLock}, no transaction holds it: the lease lasts until it is taken again.
  */
 export async function takeLease(
-  db: Kysely<Database> | Transaction<Database>,
+  db: Executor,
   name: LockName,
   at: string,
   expiredAt: string,

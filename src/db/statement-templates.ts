@@ -1,5 +1,5 @@
-import type { Compilable, CompiledQuery, Kysely, Transaction } from 'kysely'
-import type { Database } from './tables.js'
+import type { Compilable, CompiledQuery } from 'kysely'
+import type { Executor } from './executor.js'
 
 /** A compiled statement, and for each of its parameters the position of its value among the rows' values. */
 interface UpsertTemplate {
@@ -16,7 +16,7 @@ export class StatementTemplates {
   /** Compiled statements by kind, row count and columns (see {@link run}); undefined: not templatable. */
   private readonly templates = new Map<string, UpsertTemplate | undefined>()
 
-  constructor(private readonly trx: Kysely<Database> | Transaction<Database>) {}
+  constructor(private readonly trx: Executor) {}
 
   /**
    * Runs the statement `build` makes for `rows` (which share their columns) through a template

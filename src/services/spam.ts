@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
+import type { Executor } from '../db/executor.js'
 import {
   deleteSpamById,
-  type Executor,
   findSpamById,
   insertSubmissionFromSpam,
   spamPageOfForm,

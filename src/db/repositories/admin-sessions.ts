@@ -1,13 +1,12 @@
-import type { Kysely, Selectable, Transaction } from 'kysely'
-import type { AdminSessionsTable, Database } from '../tables.js'
+import type { Selectable } from 'kysely'
+import type { Executor } from '../executor.js'
+import type { AdminSessionsTable } from '../tables.js'
 
 /**
  * The admin_sessions table's SQL, for the session and user services: they keep the rules
  * (timeouts, who may sign in) and the transactions, and hand their transaction in. `id` is the
  * stored id, a hash of the cookie's token.
  */
-
-export type Executor = Kysely<Database> | Transaction<Database>
 
 /** Session `id` with its user, if both exist. */
 export function findSessionWithUser(db: Executor, id: string) {

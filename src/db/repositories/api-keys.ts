@@ -1,4 +1,5 @@
-import type { Insertable, Kysely, Transaction } from 'kysely'
+import type { Insertable, Kysely } from 'kysely'
+import type { Executor } from '../executor.js'
 import type { DatabaseHandle } from '../handle.js'
 import { param } from '../prepared.js'
 import type { ApiKeysTable, Database } from '../tables.js'
@@ -7,8 +8,6 @@ import type { ApiKeysTable, Database } from '../tables.js'
  * The api_keys table's SQL, for the key service (`services/keys.ts`): the service keeps the rules,
  * the transactions and the audit entries, and hands its transaction to these functions.
  */
-
-export type Executor = Kysely<Database> | Transaction<Database>
 
 /** The columns of the read path's key lookup: the key, its creator, and the kinds' versions. */
 function keyLookup(db: Kysely<Database>) {

@@ -1,7 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely'
+import type { Executor } from '../executor.js'
 import type { FormsTable } from '../tables.js'
 import { positionInCreatedOrder } from './positions.js'
-import type { Executor } from './redirects.js'
 import { LIKE_NOTIFY_EMAILS } from './webhook-endpoints.js'
 
 /**

@@ -1,12 +1,6 @@
-import {
-  type Compilable,
-  type Insertable,
-  type Kysely,
-  type OnConflictBuilder,
-  sql,
-  type Transaction,
-} from 'kysely'
+import { type Compilable, type Insertable, type OnConflictBuilder, sql } from 'kysely'
 import { BATCH_SIZE, chunks } from '../batches.js'
+import type { Executor } from '../executor.js'
 import type { Database } from '../tables.js'
 
 /**
@@ -15,7 +9,6 @@ import type { Database } from '../tables.js'
  * sorted load of many submissions is `db/sorted-submission-load.ts`.
  */
 
-export type Executor = Kysely<Database> | Transaction<Database>
 /** The tables an import writes. */
 export type ContentTable = 'forms' | 'submissions' | 'pages' | 'redirects'
 /** The `SET` of an upsert on `T`: column → new value. */

@@ -1,7 +1,8 @@
-import { type Kysely, sql, type Transaction } from 'kysely'
+import { sql } from 'kysely'
+import type { Executor } from '../executor.js'
 import type { DatabaseHandle } from '../handle.js'
 import { type PreparedQuery, param } from '../prepared.js'
-import { type Database, type SpamSubmissionsTable, SUBMISSION_COLUMNS } from '../tables.js'
+import { type SpamSubmissionsTable, SUBMISSION_COLUMNS } from '../tables.js'
 import { formListenerColumns, nobodyListens } from './webhook-endpoints.js'
 
 /**
@@ -11,8 +12,6 @@ import { formListenerColumns, nobodyListens } from './webhook-endpoints.js'
  * audit entries and the transactions, and hands its executor here. Who listens to a form's new
  * submissions is read and checked with the endpoints' fragments (`webhook-endpoints.ts`).
  */
-
-export type Executor = Kysely<Database> | Transaction<Database>
 
 /**
  * Prepares the read of a post's form once: every post's form, who listens to its new submissions

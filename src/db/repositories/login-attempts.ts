@@ -1,12 +1,11 @@
-import type { Kysely, Selectable, Transaction } from 'kysely'
-import type { Database, LoginAttemptsTable } from '../tables.js'
+import type { Selectable } from 'kysely'
+import type { Executor } from '../executor.js'
+import type { LoginAttemptsTable } from '../tables.js'
 
 /**
  * The login_attempts table's SQL, for the sign-in throttle (`services/sessions/`): the rows left
  * are failures, counted over a sliding window that starts after `since`.
  */
-
-export type Executor = Kysely<Database> | Transaction<Database>
 
 /** Forgets the attempts made at or before `at` (out of every window). */
 export async function deleteAttemptsUpTo(db: Executor, at: string): Promise<void> {

@@ -1,12 +1,10 @@
-import type { Kysely, Transaction } from 'kysely'
-import type { ContentKind, Database } from '../tables.js'
+import type { Executor } from '../executor.js'
+import type { ContentKind } from '../tables.js'
 
 /**
  * The notification_cursors table's SQL: the content versions the last `content.changed` event
  * covered, for the worker's content check (`services/notifications/content-check.ts`).
  */
-
-export type Executor = Kysely<Database> | Transaction<Database>
 
 /** The version of each kind, as the last `content.changed` covered it (none before the first). */
 export async function readNotificationCursors(db: Executor): Promise<Map<ContentKind, number>> {

@@ -1,6 +1,7 @@
-import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely'
+import { type RawBuilder, sql } from 'kysely'
+import type { Executor } from '../executor.js'
 import type { DialectName } from '../handle.js'
-import type { Database, NotificationDeliveriesTable } from '../tables.js'
+import type { NotificationDeliveriesTable } from '../tables.js'
 import { LIKE_NOTIFY_EMAILS } from './webhook-endpoints.js'
 
 /**
@@ -10,7 +11,6 @@ import { LIKE_NOTIFY_EMAILS } from './webhook-endpoints.js'
  * come and no live lease (`claimed_until`) holds it.
  */
 
-export type Executor = Kysely<Database> | Transaction<Database>
 export type DeliveryStatus = NotificationDeliveriesTable['status']
 
 /** A where-builder over the events (aliased `e`) whose deliveries to write. */

@@ -1,13 +1,12 @@
-import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely'
+import { type Kysely, type RawBuilder, sql } from 'kysely'
 import { dialectOf } from '../database.js'
-import type { ContentKind, Database, NotificationEventsTable } from '../tables.js'
+import type { Executor } from '../executor.js'
+import type { ContentKind, NotificationEventsTable } from '../tables.js'
 
 /**
  * The notification_events table's SQL, for the outbox (`services/notifications/outbox.ts`), the
  * delivery worker and the webhook service.
  */
-
-export type Executor = Kysely<Database> | Transaction<Database>
 
 /** SQL for a new event id per row, for events written by `INSERT … SELECT`. */
 function eventIdSql(db: Executor): RawBuilder<string> {

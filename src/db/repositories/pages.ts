@@ -1,7 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely'
+import type { Executor } from '../executor.js'
 import type { PagesTable } from '../tables.js'
 import { positionInCreatedOrder } from './positions.js'
-import type { Executor } from './redirects.js'
 
 /**
  * The pages table's SQL for the dashboard's changes to pages: the services keep the rules, the

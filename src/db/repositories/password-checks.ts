@@ -1,12 +1,11 @@
-import type { Kysely, Selectable, Transaction } from 'kysely'
-import type { Database, PasswordChecksTable } from '../tables.js'
+import type { Selectable } from 'kysely'
+import type { Executor } from '../executor.js'
+import type { PasswordChecksTable } from '../tables.js'
 
 /**
  * The password_checks table's SQL, for the current-password throttle (`services/sessions/`): the
  * rows left are wrong answers, counted over a sliding window that starts after `since`.
  */
-
-export type Executor = Kysely<Database> | Transaction<Database>
 
 /** Forgets the checks made at or before `at` (out of every window). */
 export async function deleteChecksUpTo(db: Executor, at: string): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Executor } from './redirects.js'
+import type { Executor } from '../executor.js'
 
 /**
  * How many rows of `table` come before row `id` in the dashboard lists' default order (created_at,

@@ -1,7 +1,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { type Kysely, type Selectable, sql, type Transaction } from 'kysely'
+import { type Selectable, sql } from 'kysely'
 import type { RedirectType } from '../../schemas.js'
-import type { Database, RedirectsTable } from '../tables.js'
+import type { Executor } from '../executor.js'
+import type { RedirectsTable } from '../tables.js'
 
 /**
  * The redirects table's SQL, for the redirect service (`services/redirects/`): the service keeps
@@ -9,7 +10,6 @@ import type { Database, RedirectsTable } from '../tables.js'
  */
 
 export type RedirectRow = Selectable<RedirectsTable>
-export type Executor = Kysely<Database> | Transaction<Database>
 
 /** The columns a batch of {@link redirectBatches} holds. */
 export type RedirectBatchRow = Pick<RedirectRow, 'id' | 'from_path' | 'to_path' | 'type' | 'is_active'>

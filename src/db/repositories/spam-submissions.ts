@@ -1,5 +1,6 @@
-import type { Kysely, Selectable, Transaction } from 'kysely'
-import type { Database, SpamSubmissionsTable } from '../tables.js'
+import type { Selectable } from 'kysely'
+import type { Executor } from '../executor.js'
+import type { SpamSubmissionsTable } from '../tables.js'
 
 /**
  * The spam_submissions table's SQL: what the honeypot caught, kept apart from submissions (see
@@ -8,8 +9,6 @@ import type { Database, SpamSubmissionsTable } from '../tables.js'
  * and releases it into the inbox. The services keep the rules, the audit entries and the
  * transactions, and hand their executor here.
  */
-
-export type Executor = Kysely<Database> | Transaction<Database>
 
 /** A spam row as read. */
 export type SpamRow = Selectable<SpamSubmissionsTable>

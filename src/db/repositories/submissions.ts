@@ -1,6 +1,6 @@
 import { type ExpressionBuilder, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
+import type { Executor } from '../executor.js'
 import { type Database, SUBMISSION_COLUMNS, type SubmissionsTable } from '../tables.js'
-import type { Executor } from './redirects.js'
 
 /**
  * The submissions table's SQL for the dashboard (the inbox and a submission's own changes): the

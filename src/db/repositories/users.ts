@@ -1,12 +1,12 @@
-import type { Kysely, Selectable, Transaction } from 'kysely'
-import type { Database, UsersTable } from '../tables.js'
+import type { Selectable } from 'kysely'
+import type { Executor } from '../executor.js'
+import type { UsersTable } from '../tables.js'
 
 /**
  * The users table's SQL, for the user, key and session services: they keep the rules (the last
  * admin, the `setup` lock), the transactions and the audit entries, and hand their transaction in.
  */
 
-export type Executor = Kysely<Database> | Transaction<Database>
 export type UserRow = Selectable<UsersTable>
 
 /** The user with this (normalized) email, if there is one. */

@@ -1,4 +1,5 @@
-import { type ExpressionBuilder, type Kysely, type SelectQueryBuilder, sql, type Transaction } from 'kysely'
+import { type ExpressionBuilder, type SelectQueryBuilder, sql } from 'kysely'
+import type { Executor } from '../executor.js'
 import type { Database, WebhookEndpointsTable } from '../tables.js'
 
 /**
@@ -6,8 +7,6 @@ import type { Database, WebhookEndpointsTable } from '../tables.js'
  * (`services/notifications/`): the endpoints, their secrets, and each endpoint's record of
  * successes and failures.
  */
-
-export type Executor = Kysely<Database> | Transaction<Database>
 
 // Constant LIKE patterns are written into the SQL, not bound: SQLite prepares a statement again
 // on every run whose LIKE pattern is a parameter (the pattern might allow an index). That was 35 µs

@@ -1,7 +1,7 @@
+import type { Executor } from '../../db/executor.js'
 import { createGroupCommit } from '../../db/group-commit.js'
 import type { DatabaseHandle } from '../../db/handle.js'
 import {
-  type Executor,
   insertGuardedRows,
   insertPostedSubmissions,
   prepareGuardedInserts,

@@ -1,11 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { Kysely, Transaction } from 'kysely'
-import {
-  type Executor,
-  redirectAllTo,
-  redirectBatches,
-  redirectEachTo,
-} from '../../db/repositories/redirects.js'
+import type { Executor } from '../../db/executor.js'
+import { redirectAllTo, redirectBatches, redirectEachTo } from '../../db/repositories/redirects.js'
 import type { Database } from '../../db/tables.js'
 import { grown } from '../../string-table.js'
 import { now } from '../../time.js'

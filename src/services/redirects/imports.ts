@@ -1,8 +1,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { Kysely, Transaction } from 'kysely'
+import type { Executor } from '../../db/executor.js'
 import {
   activeFlag,
-  type Executor,
   type RedirectRow,
   redirectBatches,
   redirectsFrom,

@@ -1,10 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import {
-  activeRedirectsTo,
-  type Executor,
-  WALK_STEPS,
-  walkRedirectsFrom,
-} from '../../db/repositories/redirects.js'
+import type { Executor } from '../../db/executor.js'
+import { activeRedirectsTo, WALK_STEPS, walkRedirectsFrom } from '../../db/repositories/redirects.js'
 import type { RedirectValue } from '../../resources/redirect.js'
 import { describeRedirectRoute, ROUTE_HEAD } from './rules.js'
 

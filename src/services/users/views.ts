@@ -1,6 +1,5 @@
-import type { Kysely, Transaction } from 'kysely'
+import type { Executor } from '../../db/executor.js'
 import { findUserByEmail, findUserById, type UserRow } from '../../db/repositories/users.js'
-import type { Database } from '../../db/tables.js'
 import { NotFoundError } from '../../errors.js'
 import type { Role } from '../roles.js'
 import { normalizeEmail, parseRole } from './rules.js'
@@ -30,10 +29,7 @@ export function toUserView(row: Omit<UserRow, 'password_hash'>): UserView {
 }
 
 /** The user `who` names: an email (as the CLI has it) or an id (as the dashboard has it). */
-export async function findUserRow(
-  db: Kysely<Database> | Transaction<Database>,
-  who: UserRef,
-): Promise<UserRow> {
+export async function findUserRow(db: Executor, who: UserRef): Promise<UserRow> {
   const row = await (typeof who === 'string'
     ? findUserByEmail(db, normalizeEmail(who))
     : findUserById(db, who.id))
