@@ -1,11 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Executor } from '../db/executor.js'
-import {
-  deleteSpamById,
-  findSpamById,
-  insertSubmissionFromSpam,
-  spamPageOfForm,
-} from '../db/repositories/spam-submissions.js'
+import { insertPostedSubmissions } from '../db/repositories/intake-posts.js'
+import { deleteSpamById, findSpamById, spamPageOfForm } from '../db/repositories/spam-submissions.js'
 import type { Database } from '../db/tables.js'
 import { NotFoundError } from '../errors.js'
 import type { PageOf } from '../schemas.js'
@@ -60,7 +56,7 @@ export function createSpamService(db: Kysely<Database>) {
       // Released, it is a new submission like any other: whoever is notified of those hears of it.
       const released = await db.transaction().execute(async (trx) => {
         const row = await find(trx, id)
-        await insertSubmissionFromSpam(trx, row, now())
+        await insertPostedSubmissions(trx, [row], now())
         await deleteSpamById(trx, id)
         await recordAudit(trx, {
           actor,

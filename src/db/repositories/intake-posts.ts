@@ -151,8 +151,15 @@ export function prepareGuardedInserts(database: Pick<DatabaseHandle, 'db' | 'pre
   }
 }
 
-/** Writes posts as new submissions: unread, unstarred, without notes, updated when created. */
-export async function insertPostedSubmissions(executor: Executor, rows: PostedRow[]): Promise<void> {
+/**
+ * Writes posts as new submissions: unread, unstarred, without notes, and changed when each was
+ * created, or at `updatedAt` (a post released from spam keeps when it arrived, and is changed now).
+ */
+export async function insertPostedSubmissions(
+  executor: Executor,
+  rows: PostedRow[],
+  updatedAt?: string,
+): Promise<void> {
   await executor
     .insertInto('submissions')
     .values(
@@ -162,7 +169,7 @@ export async function insertPostedSubmissions(executor: Executor, rows: PostedRo
         is_read: 0,
         is_starred: 0,
         notes: null,
-        updated_at: values.created_at,
+        updated_at: updatedAt ?? values.created_at,
       })),
     )
     .execute()

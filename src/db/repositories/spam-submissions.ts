@@ -56,24 +56,6 @@ export function findSpamById(db: Executor, id: string): Promise<SpamRow | undefi
   return db.selectFrom('spam_submissions').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
-/**
- * Writes the caught post `row` as a new submission of its form, unread, with its id and when it
- * arrived, changed at `updatedAt` (the spam row itself is left to {@link deleteSpamById}).
- */
-export async function insertSubmissionFromSpam(db: Executor, row: SpamRow, updatedAt: string): Promise<void> {
-  await db
-    .insertInto('submissions')
-    .values({
-      ...row,
-      submitted_by: null,
-      is_read: 0,
-      is_starred: 0,
-      notes: null,
-      updated_at: updatedAt,
-    })
-    .execute()
-}
-
 /** Deletes the spam row `id`. */
 export async function deleteSpamById(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('spam_submissions').where('id', '=', id).execute()
