@@ -18,6 +18,7 @@ export default {
   mutate: [
     'src/services/redirects/matcher.ts',
     'src/services/redirects/rules.ts',
+    'src/resources/redirect-path.ts',
     'src/http/params.ts',
     'src/ratelimit/memory.ts',
     'src/services/key-format.ts',

@@ -10,6 +10,7 @@ export const MUTATION_TESTS = [
   'src/http/api/v1/authorization.test.ts',
   'src/http/params.test.ts',
   'src/ratelimit/memory.test.ts',
+  'src/resources/redirect-path.test.ts',
   'src/services/key-format.test.ts',
   'src/services/redirects/rules.test.ts',
   'test/redirects/matcher.test.ts',

@@ -2,9 +2,9 @@ import { type Static, Type } from '@sinclair/typebox'
 import type { Selectable } from 'kysely'
 import type { RedirectsTable } from '../db/tables.js'
 import { FIELD_LIMITS } from '../limits.js'
-import { normaliseRedirectPath } from '../services/redirects/rules.js'
 import { Id, SitePath, Timestamp } from './api-fields.js'
 import { importFields, kindField, problemsByField, recordReader } from './record-reader.js'
+import { normaliseRedirectPath } from './redirect-path.js'
 
 /**
  * A redirect of the site: its API schema, the one reader of a redirect as given (an import record,

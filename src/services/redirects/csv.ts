@@ -5,8 +5,8 @@ import { stringify } from 'csv-stringify/sync'
 import type { Executor } from '../../db/executor.js'
 import { redirectBatches } from '../../db/repositories/redirects.js'
 import { checkRedirectInput, type RedirectValue } from '../../resources/redirect.js'
+import { redirectPathForEntry } from '../../resources/redirect-path.js'
 import { ROWS_PER_TURN } from './pacing.js'
-import { redirectPathForEntry } from './rules.js'
 
 /** The columns of the CSV format, in the order `exportCsv` writes them. */
 export const CSV_COLUMNS = ['fromPath', 'toPath', 'type', 'isActive'] as const

@@ -1,8 +1,8 @@
 import { stringify } from 'csv-stringify/sync'
+import { redirectPathForEntry } from '../../resources/redirect-path.js'
 import { CSV_COLUMNS } from './csv.js'
 import type { ResolvedRedirect } from './matcher.js'
 import { encodeRedirectPath } from './matcher.js'
-import { redirectPathForEntry } from './rules.js'
 
 /** The formats `lectern redirects export` writes. */
 export const REDIRECT_EXPORT_FORMATS = [

@@ -12,12 +12,12 @@ import type { Database } from '../../db/tables.js'
 import { NotFoundError } from '../../errors.js'
 import { newId } from '../../ids.js'
 import { checkRedirectInput, presentRedirect, type RedirectInput } from '../../resources/redirect.js'
+import { redirectPathForEntry } from '../../resources/redirect-path.js'
 import type { Redirect } from '../../schemas.js'
 import { now } from '../../time.js'
 import { type Actor, recordAudit } from '../audit.js'
 import { FieldValidationError } from '../content-admin.js'
 import { chainsThrough, loopSentence, walkFrom } from './routes.js'
-import { redirectPathForEntry } from './rules.js'
 import { locked } from './transactions.js'
 
 /**
