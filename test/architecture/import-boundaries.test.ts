@@ -73,6 +73,10 @@ describe('the import boundaries of src/', () => {
     expect(violations(under('db'), under('services', 'resources'))).toEqual([])
   })
 
+  it('keeps the resources below the services and the database layer: they describe, never act', () => {
+    expect(violations(under('resources'), under('services', 'db'))).toEqual([])
+  })
+
   it('keeps the faces apart from one another', () => {
     expect([
       ...violations(under('admin'), under('http', 'cli')),
