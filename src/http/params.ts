@@ -2,7 +2,7 @@ import { type TSchema, Type } from '@sinclair/typebox'
 import { DateTime } from 'luxon'
 import { ApiError } from '../errors.js'
 import type { SubmissionFilters } from '../schemas.js'
-import { formatTimestamp } from '../time.js'
+import { beyondIso8601, formatTimestamp } from '../time.js'
 
 export type BooleanFilter = 'active' | 'published'
 
@@ -138,13 +138,21 @@ function singleValue(query: RawQuery, name: string, problems: string[]): string 
 const MAX_TIMESTAMP_LENGTH = 64
 
 /**
+ * An offset's `+` sent unencoded in a URL arrives as a space (`…T11:00:00 01:00`): nothing else can
+ * stand there, so it is read as the `+` it was.
+ */
+const UNENCODED_PLUS = / (\d{2}(?::?\d{2})?)$/
+
+/**
  * An ISO 8601 date-time (with `Z` or an offset, or without one read as UTC) as a canonical
  * timestamp, rounded *up* to the second: stored times have whole seconds, so `createdAt ≥ t` and
  * `createdAt < t` select the same rows for `t` and for the next whole second. Null when it is not one.
  */
-export function parseWindowBound(value: string): string | null {
+export function parseWindowBound(given: string): string | null {
+  const value = given.replace(UNENCODED_PLUS, '+$1')
   // A date-time, not a bare date or a week or ordinal date: the window is a point in time.
   if (value.length > MAX_TIMESTAMP_LENGTH || !/^\d{4}-\d{2}-\d{2}T/.test(value)) return null
+  if (beyondIso8601(value)) return null
   const parsed = DateTime.fromISO(value, { zone: 'utc' })
   if (!parsed.isValid) return null
   const ms = Math.ceil(parsed.toMillis() / 1000) * 1000

@@ -84,7 +84,7 @@ export function refusal(
     formId !== undefined &&
     !scope.forms.has(formId)
   )
-    return `This API key does not have the 'submissions:read' permission on form '${formId}': it may read the submissions of other forms only`
+    return `This API key does not have the 'submissions:read' permission on form '${formId}': it may read only the submissions of the forms it was created for`
   return null
 }
 

@@ -89,6 +89,11 @@ describe('filters of GET /api/v1/forms/{id}/submissions', () => {
     expect(given.meta.total).toBe(expected({ since: same, until: at(40) }).length)
   })
 
+  it("reads an offset whose '+' was sent unencoded, which arrives as a space", async () => {
+    const given = expectList<Row>(await list(`since=2024-01-01T01:00:14+01:00&until=${at(40)}&pageSize=100`))
+    expect(given.data.map((row) => row.id)).toEqual(expected({ since: at(14), until: at(40) }))
+  })
+
   it('lists and counts every combination of filters exactly, page after page', async () => {
     const windows = [{}, { since: at(10) }, { until: at(77) }, { since: at(23), until: at(61) }]
     for (const window of windows) {
@@ -163,6 +168,10 @@ describe('filters of GET /api/v1/forms/{id}/submissions', () => {
     ['since=2024-01-01', 'since'],
     ['since=2024-13-01T00:00:00Z', 'since'],
     ['until=2024-01-01T25:00:00Z', 'until'],
+    ['since=2024-01-01T00:00:00%2B25:00', 'since'],
+    ['until=2024-01-01T00:00:00-01:60', 'until'],
+    ['since=2024-01-01T00:00:00%5BEurope/Paris%5D', 'since'],
+    ['since=2024-01-01T00:00:00 25:00', 'since'],
     ['until=', 'until'],
     [`until=${'9'.repeat(200)}`, 'until'],
     ['since=2024-01-01T00:00:00Z&since=2024-01-02T00:00:00Z', 'since'],
