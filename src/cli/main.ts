@@ -35,6 +35,9 @@ function helpWidth(stream: CliOutput): number {
   return stream.isTTY && stream.columns !== undefined ? stream.columns : 80
 }
 
+/** Ends the one line that tells a mistake in the command line. */
+const HELP_HINT = '(run with --help for usage)'
+
 /**
  * The whole command tree, writing through `io`. Commander's own messages (help, version, mistakes)
  * go there too, and a mistake throws a `CommanderError` instead of ending the process.
@@ -45,13 +48,15 @@ export function buildProgram(io: CliIo = processIo()): Command {
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
+      // A mistake is told in one line, like every other failure: commander's "Did you mean …?"
+      // and the pointer to --help join the message instead of following it.
+      outputError: (text, write) => write(`${text.trim().replace(/\s*\n\s*/g, ' ')} ${HELP_HINT}\n`),
       getOutHelpWidth: () => helpWidth(io.stdout),
       getErrHelpWidth: () => helpWidth(io.stderr),
     })
     .exitOverride()
     .description('Lectern: a read-only content API for forms, submissions, pages and redirects')
     .version(packageVersion(), '-V, --version', 'print the version and exit')
-    .showHelpAfterError('(run with --help for usage)')
 
   program
     .command('serve')

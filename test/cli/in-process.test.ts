@@ -103,4 +103,16 @@ describe('the CLI run inside another program', () => {
     expect(mistake.stdout).toBe('')
     expect(mistake.stderr).toContain("unknown command 'nonsense'")
   })
+
+  it.each([
+    ['a required option left out', ['keys', 'create']],
+    ['an option value refused', ['webhooks', 'deliveries', '--limit', '0']],
+    ['a near miss of a command', ['users', 'lsit']],
+    ['an unknown option', ['keys', 'list', '--jsno']],
+  ])('tells %s in one line on stderr, with the pointer to --help', async (_, args) => {
+    const mistake = await runCli(args)
+    expect(mistake.code).toBe(1)
+    expect(mistake.stdout).toBe('')
+    expect(mistake.stderr).toMatch(/^error: [^\n]+ \(run with --help for usage\)\n$/)
+  })
 })

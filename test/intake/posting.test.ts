@@ -156,6 +156,15 @@ describe('POST /f/{formId}', () => {
       expect(answer.status).toBe(303)
       expect(answer.headers.location).toBe('https://shop.example.org/thanks')
     })
+
+    it.each([
+      ['a hidden one', 'null'],
+      ['a header that is no origin', 'not an origin'],
+    ])('sends a browser to the redirect path as given when its origin is %s', async (_, origin) => {
+      const answer = await postForm(base, ruled, { email: 'ada@example.com' }, { ...BROWSER, origin })
+      expect(answer.status).toBe(303)
+      expect(answer.headers.location).toBe('/thanks')
+    })
   })
 
   describe('field rules', () => {

@@ -64,6 +64,14 @@ const ROWS: Row[] = [
     says: /may not post/,
   },
   {
+    // The Referer the HTML mode sends names an allowed page, but the Origin decides.
+    name: "a hidden origin ('Origin: null') to a form that lists origins",
+    status: 403,
+    error: 'origin_not_allowed',
+    post: (f, h) => urlencoded(f, f.guarded, 'a=1', { ...h, origin: 'null' }),
+    says: /may not post/,
+  },
+  {
     name: 'a body over 64 KiB',
     status: 413,
     error: 'payload_too_large',
@@ -75,6 +83,13 @@ const ROWS: Row[] = [
     status: 415,
     error: 'unsupported_media_type',
     post: (f, h) => send(f.base, 'POST', `/f/${f.open}`, { 'content-type': 'text/plain', ...h }, 'a=1'),
+    says: /Post application\/x-www-form-urlencoded/,
+  },
+  {
+    name: 'a Content-Type that cannot be read',
+    status: 415,
+    error: 'unsupported_media_type',
+    post: (f, h) => send(f.base, 'POST', `/f/${f.open}`, { 'content-type': 'garbage', ...h }, 'a=1'),
     says: /Post application\/x-www-form-urlencoded/,
   },
   {
@@ -167,6 +182,37 @@ describe('the error table of POST /f/{formId}', () => {
       expect(answer.body).toContain('href="https://www.example.com/contact"')
     })
   }
+
+  it('links back to the form in HTML mode also when the browser sent no Referer', async () => {
+    const answer = await urlencoded(forms, forms.ruled, 'email=nope', HTML_MODE)
+    expect(answer.status).toBe(422)
+    expect(answer.body).toContain('<a href="javascript:history.back()">Go back to the form</a>')
+  })
+
+  it("takes a post with a hidden origin ('Origin: null') to a form that lists none, and shares no answer with it", async () => {
+    const answer = await send(
+      forms.base,
+      'POST',
+      `/f/${forms.open}`,
+      { 'content-type': FORM, origin: 'null', ...JSON_MODE },
+      'a=1',
+    )
+    expect(answer.status).toBe(201)
+    expect(answer.headers['access-control-allow-origin']).toBeUndefined()
+    expect(answer.headers.vary).toBe('Origin')
+  })
+
+  it('says an answer depends on Origin also when it refused the post before reading it', async () => {
+    const answer = await send(
+      forms.base,
+      'POST',
+      `/f/${forms.open}`,
+      { 'content-type': 'garbage', origin: 'https://www.example.com', ...JSON_MODE },
+      'a=1',
+    )
+    expect(answer.status).toBe(415)
+    expect(answer.headers.vary).toBe('Origin')
+  })
 
   it('names each broken field in JSON mode', async () => {
     const answer = await send(

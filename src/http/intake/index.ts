@@ -98,6 +98,15 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
       corsOrigin: null,
     }
     if (error instanceof IntakeRefusal) return refuse(reply, request, context, error)
+    // A Content-Type header Fastify cannot parse is refused before the handler runs: still a
+    // content type the intake does not take.
+    if ((error as { code?: unknown }).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+      return refuse(
+        reply,
+        request,
+        context,
+        new IntakeRefusal('unsupported_media_type', UNSUPPORTED_MEDIA_TYPE),
+      )
     if (error instanceof ValidationError)
       return refuse(reply, request, context, new IntakeRefusal('validation_failed', error.message))
     const apiError = toApiError(error, request)
@@ -120,7 +129,8 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
       reply.header('Connection', 'close')
       lingerBeforeClosing(request.raw.socket)
     }
-    reply.code(errorKind(refusal.type).status).headers(refusal.headers)
+    // Refused before the handler ran too (an unreadable Content-Type): the answer still depends on Origin.
+    reply.code(errorKind(refusal.type).status).headers(refusal.headers).header('Vary', 'Origin')
     cors(reply, context)
     if (context.json) {
       // A validation failure always names its fields, empty when the body as a whole was at fault.
@@ -140,7 +150,7 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
     const origin = requestOrigin(request)
     const form = await enabledForm(request.params.formId)
     if (form === null) throw new IntakeRefusal('resource_not_found', notFoundMessage(request.params.formId))
-    if (origin === null || !originAllowed(form, origin))
+    if (origin === null || origin === OPAQUE_ORIGIN || !originAllowed(form, origin))
       throw new IntakeRefusal('origin_not_allowed', 'This origin may not post to this form')
     return reply
       .code(204)
@@ -205,18 +215,18 @@ export async function intakeFace(app: FastifyInstance, options: IntakeFaceOption
     const found = read?.form ?? null
     const origin = requestOrigin(request)
     // A page of an allowed origin may read every answer, a form switched off included.
-    context.corsOrigin = found !== null && origin !== null && originAllowed(found, origin) ? origin : null
+    // Never `Access-Control-Allow-Origin: null`: every sandboxed frame of every site would match it.
+    context.corsOrigin =
+      found !== null && origin !== null && origin !== OPAQUE_ORIGIN && originAllowed(found, origin)
+        ? origin
+        : null
     const taking = read !== null && takesPosts(read.form) ? read : null
     if (taking === null) throw new IntakeRefusal('resource_not_found', notFoundMessage(formId))
     const { form, listeners } = taking
     if (origin !== null && !originAllowed(form, origin))
       throw new IntakeRefusal('origin_not_allowed', 'This origin may not post to this form')
 
-    if (kind === null)
-      throw new IntakeRefusal(
-        'unsupported_media_type',
-        'Post application/x-www-form-urlencoded, multipart/form-data or application/json',
-      )
+    if (kind === null) throw new IntakeRefusal('unsupported_media_type', UNSUPPORTED_MEDIA_TYPE)
     const declared = Number(request.headers['content-length'] ?? 0)
     if (declared > INTAKE_LIMITS.bodyBytes)
       throw new IntakeRefusal(
@@ -335,6 +345,9 @@ function heading(type: RefusalType): string {
   return HEADINGS[type] ?? 'The submission could not be taken'
 }
 
+const UNSUPPORTED_MEDIA_TYPE =
+  'Post application/x-www-form-urlencoded, multipart/form-data or application/json'
+
 const notFoundMessage = (formId: string) => `Form '${formId}' not found or not taking submissions`
 
 function cors(reply: FastifyReply, context: PostContext): void {
@@ -347,10 +360,19 @@ function header(request: FastifyRequest, name: string): string | null {
   return typeof value === 'string' && value !== '' ? value : null
 }
 
-/** The origin a request came from: its `Origin`, else its `Referer`'s origin; null when neither says. */
+/**
+ * `Origin: null`: the browser hides where the post came from (a sandboxed frame, a `file:` page, a
+ * redirect across sites). It is an origin all the same, which no form can list.
+ */
+const OPAQUE_ORIGIN = 'null'
+
+/**
+ * The origin a request came from: its `Origin` (`null` included), else its `Referer`'s origin;
+ * null when neither says.
+ */
 function requestOrigin(request: FastifyRequest): string | null {
   const origin = header(request, 'origin')
-  if (origin !== null && origin !== 'null') return origin
+  if (origin !== null) return origin
   const referrer = header(request, 'referer')
   if (referrer === null) return null
   try {
@@ -363,7 +385,8 @@ function requestOrigin(request: FastifyRequest): string | null {
 
 function originAllowed(form: IntakeForm, origin: string): boolean {
   const allowed = form.settings.allowedOrigins
-  return allowed.length === 0 || allowed.includes(origin) || allowed.includes(asOrigin(origin) ?? '')
+  if (allowed.length === 0) return true
+  return origin !== OPAQUE_ORIGIN && (allowed.includes(origin) || allowed.includes(asOrigin(origin) ?? ''))
 }
 
 /**
@@ -389,8 +412,10 @@ function prefersJson(request: FastifyRequest, jsonBody: boolean): boolean {
 /**
  * Where a successful HTML post is sent: `redirectUrl` as given when absolute; a path is on the
  * site the form was posted from (its origin), so a thank-you page of the site's own can be named.
+ * Without a web origin to put it on (none, `null`, or a header that is no origin), the path as given.
  */
 function redirectLocation(redirect: string, origin: string | null): string {
-  if (!redirect.startsWith('/') || origin === null) return redirect
-  return new URL(redirect, origin).toString()
+  const site = origin === null ? null : asOrigin(origin)
+  if (!redirect.startsWith('/') || site === null) return redirect
+  return new URL(redirect, site).toString()
 }

@@ -23,11 +23,13 @@ ${body}
 `.value
 }
 
-/** Where "back" leads: the page the form was on, when the browser said so and it is a web address. */
+/**
+ * Where "back" leads: the page the form was on, when the browser said so and it is a web address;
+ * else the page before this one in the browser's history (the form, for a browser that posted it).
+ */
 function backLink(referrer: string | null): SafeHtml {
-  if (referrer !== null && /^https?:\/\//i.test(referrer))
-    return html`<p><a href="${referrer}">Go back to the form</a></p>`
-  return html`<p>Use your browser's back button to return to the form.</p>`
+  const href = referrer !== null && /^https?:\/\//i.test(referrer) ? referrer : 'javascript:history.back()'
+  return html`<p><a href="${href}">Go back to the form</a></p>`
 }
 
 export function thankYouPage(referrer: string | null): string {
