@@ -1,11 +1,11 @@
-import type { AddressInfo } from 'node:net'
+import { type AddressInfo, createServer } from 'node:net'
 import { type ParsedMail, simpleParser } from 'mailparser'
 import { SMTPServer } from 'smtp-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestContext, type TestContext } from '../harness.js'
 import { listen, postForm, postJson } from '../intake/support.js'
 import { GENEROUS_LIMITS } from '../security-suite.js'
-import { deliveries, openForm, testNotifier } from './support.js'
+import { deliveries, events, openForm, testNotifier } from './support.js'
 
 interface Received {
   mail: ParsedMail
@@ -146,5 +146,54 @@ describe('notification emails', () => {
     expect(received).toHaveLength(0)
     const rows = (await deliveries(ctx)).filter((row) => row.channel === 'email' && row.status === 'failed')
     expect(rows.map((row) => row.last_status)).toEqual(['mail_not_configured'])
+  })
+  it('ends an attempt at its deadline when the mail server answers too slowly to finish, and retries it', async () => {
+    // A mail server that answers every command, each a little later: no step of the exchange times
+    // out, while the whole takes several times the deadline.
+    const tarpit = createServer((socket) => {
+      const answer = (line: string) => setTimeout(() => socket.writable && socket.write(`${line}\r\n`), 400)
+      let inData = false
+      answer('220 slow.example ESMTP')
+      socket.on('data', (chunk) => {
+        for (const line of chunk.toString('latin1').split('\r\n').filter(Boolean)) {
+          if (inData) {
+            if (line === '.') {
+              inData = false
+              answer('250 queued')
+            }
+          } else if (/^DATA/i.test(line)) {
+            inData = true
+            answer('354 go on')
+          } else if (/^QUIT/i.test(line)) answer('221 bye')
+          else if (/^EHLO/i.test(line)) answer('250 slow.example')
+          else answer('250 ok')
+        }
+      })
+      socket.on('error', () => {})
+    })
+    await new Promise<void>((resolve) => tarpit.listen(0, '127.0.0.1', () => resolve()))
+    try {
+      const form = await openForm(ctx, { notifyEmails: ['owner@example.com'] })
+      const posted = (await postForm(base, form, { name: 'Ada' }, JSON_MODE)).json().id
+      const notifier = testNotifier(ctx, {
+        smtpUrl: `smtp://127.0.0.1:${(tarpit.address() as AddressInfo).port}`,
+        mailFrom: 'forms@example.com',
+        timeoutMs: 1_000,
+      })
+      expect(await notifier.drain()).toBe(1)
+      await notifier.stop(0)
+      const [row] = (await deliveries(ctx)).filter(
+        (delivery) => delivery.channel === 'email' && delivery.status === 'pending',
+      )
+      expect(row).toMatchObject({ attempts: 1, last_status: 'timeout' })
+      expect(row?.last_error).toContain('1000 ms')
+      expect(
+        JSON.parse((await events(ctx)).find((event) => event.id === row?.event_id)?.data ?? '{}').id,
+      ).toBe(posted)
+    } finally {
+      tarpit.close()
+      // Its retry is not for the tests after this one.
+      await ctx.database.db.deleteFrom('notification_deliveries').where('status', '=', 'pending').execute()
+    }
   })
 })

@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Services } from '../../src/services/index.js'
+import { createServices, type Services } from '../../src/services/index.js'
+import { keySource } from '../../src/services/notifications/secrets.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { listen, postForm, postJson } from '../intake/support.js'
 import { GENEROUS_LIMITS } from '../security-suite.js'
@@ -216,6 +217,48 @@ describe('webhook delivery', () => {
         }),
       ).not.toThrow()
     }
+    await services.webhooks.remove(endpoint.id)
+  })
+
+  it('signs with the new secret alone when the rotated-out one was sealed under a SECRET_KEY since changed', async () => {
+    const ok = await receiver()
+    const form = await openForm(ctx)
+    const { endpoint } = await services.webhooks.add({ url: ok.url, formId: form })
+    // The operator changes SECRET_KEY, then rotates the secret, as the docs ask.
+    const newKey = 'another-secret-key-0123456789abcdefghijkl'
+    const rekeyed = createServices(ctx.database, { notifications: { secretKey: newKey, allowPrivate: true } })
+    const { secret: fresh } = await rekeyed.webhooks.rotateSecret(endpoint.id)
+    await postForm(base, form, { n: '1' }, JSON_MODE)
+    const notifier = testNotifier(ctx, { secretKey: keySource(ctx.database, newKey) })
+    await notifier.drain()
+    await notifier.stop()
+    const [row] = (await deliveries(ctx)).filter((d) => d.endpoint_id === endpoint.id)
+    expect(row).toMatchObject({ status: 'delivered', attempts: 1 })
+    const { headers, body } = ok.received[0]
+    expect(String(headers['webhook-signature']).split(' ')).toHaveLength(1)
+    expect(() =>
+      new Webhook(fresh).verify(body, {
+        'webhook-id': String(headers['webhook-id']),
+        'webhook-timestamp': String(headers['webhook-timestamp']),
+        'webhook-signature': String(headers['webhook-signature']),
+      }),
+    ).not.toThrow()
+    await services.webhooks.remove(endpoint.id)
+  })
+
+  it('lists deliveries newest first, also those of posts made within one second', async () => {
+    const ok = await receiver()
+    const form = await openForm(ctx)
+    const { endpoint } = await services.webhooks.add({ url: ok.url, formId: form })
+    const posted: string[] = []
+    for (let n = 0; n < 6; n++) {
+      posted.push((await postForm(base, form, { n: String(n) }, JSON_MODE)).json().id)
+      // A few milliseconds apart, as no two people post at once: ids order events by the millisecond.
+      await new Promise((resolve) => setTimeout(resolve, 3))
+    }
+    const listed = await services.webhooks.deliveries(endpoint.id)
+    const submissionOf = new Map((await events(ctx)).map((event) => [event.id, event.submission_id]))
+    expect(listed.map((delivery) => submissionOf.get(delivery.eventId))).toEqual([...posted].reverse())
     await services.webhooks.remove(endpoint.id)
   })
 

@@ -8,11 +8,14 @@ import type { ContentKind, NotificationEventsTable } from '../tables.js'
  * delivery worker and the webhook service.
  */
 
-/** SQL for a new event id per row, for events written by `INSERT … SELECT`. */
+/**
+ * SQL for a new event id per row, for events written by `INSERT … SELECT`, laid out as
+ * `newEventId` lays it out: the milliseconds since 1970 in 12 hex digits, then 20 random ones.
+ */
 function eventIdSql(db: Executor): RawBuilder<string> {
   return dialectOf(db as unknown as Kysely<unknown>) === 'postgres'
-    ? sql<string>`'evt_' || replace(gen_random_uuid()::text, '-', '')`
-    : sql<string>`'evt_' || lower(hex(randomblob(16)))`
+    ? sql<string>`'evt_' || lpad(to_hex(floor(extract(epoch from clock_timestamp()) * 1000)::bigint), 12, '0') || right(replace(gen_random_uuid()::text, '-', ''), 20)`
+    : sql<string>`'evt_' || printf('%012x', cast((julianday('now') - 2440587.5) * 86400000 as integer)) || lower(hex(randomblob(10)))`
 }
 
 /**

@@ -34,6 +34,24 @@ export function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
+/** What `work` (which never rejects) settles to, or null when `ms` pass (or `signal` aborts) first. */
+function settledWithin<T>(work: Promise<T>, ms: number, signal: AbortSignal): Promise<T | null> {
+  return new Promise((resolve) => {
+    const give = () => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', give)
+      resolve(null)
+    }
+    const timer = setTimeout(give, ms)
+    signal.addEventListener('abort', give, { once: true })
+    void work.then((value) => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', give)
+      resolve(value)
+    })
+  })
+}
+
 /** A webhook's event id and body, as signed and sent. */
 function eventBody(event: NotificationEventsTable): { id: string; body: string } {
   const data = JSON.parse(event.data) as Record<string, unknown>
@@ -82,6 +100,13 @@ export function createSender(db: Kysely<Database>, options: SenderOptions) {
     }
     return plain
   }
+  const openedOrNull = (sealed: string): string | null => {
+    try {
+      return openSecret(sealed)
+    } catch {
+      return null
+    }
+  }
 
   async function sendWebhook(
     delivery: NotificationDeliveriesTable,
@@ -112,8 +137,12 @@ export function createSender(db: Kysely<Database>, options: SenderOptions) {
       endpoint.previous_secret !== null &&
       endpoint.previous_secret_until !== null &&
       endpoint.previous_secret_until > formatTimestamp(new Date(clock()))
-    )
-      secrets.push(openSecret(endpoint.previous_secret))
+    ) {
+      // Rotated after `SECRET_KEY` changed, as the docs ask: the previous secret is sealed under
+      // the old key, no one can sign with it any more, and the new one signs alone.
+      const previous = openedOrNull(endpoint.previous_secret)
+      if (previous !== null) secrets.push(previous)
+    }
     const timestamp = Math.floor(clock() / 1000)
     const headers = {
       'content-type': 'application/json',
@@ -125,7 +154,11 @@ export function createSender(db: Kysely<Database>, options: SenderOptions) {
     return post(url, headers, event.body, { agents, signal, timeoutMs })
   }
 
-  async function sendEmail(delivery: NotificationDeliveriesTable, batch: ClaimedBatch): Promise<Outcome> {
+  async function sendEmail(
+    delivery: NotificationDeliveriesTable,
+    batch: ClaimedBatch,
+    signal: AbortSignal,
+  ): Promise<Outcome> {
     if (!mailer || !options.mailFrom)
       return {
         ok: false,
@@ -151,8 +184,8 @@ export function createSender(db: Kysely<Database>, options: SenderOptions) {
       publicUrl: options.publicUrl,
     })
     if (!mail) return { ok: false, lastStatus: 'no_recipients', responseCode: null, error: null, final: true }
-    try {
-      const info = await mailer.sendMail({
+    const sending = mailer
+      .sendMail({
         from: options.mailFrom,
         to: mail.to,
         subject: mail.subject,
@@ -162,17 +195,33 @@ export function createSender(db: Kysely<Database>, options: SenderOptions) {
         disableFileAccess: true,
         disableUrlAccess: true,
       })
-      const code = Number(/^(\d{3})/.exec(String(info.response ?? ''))?.[1] ?? 250)
-      return { ok: true, lastStatus: 'delivered', responseCode: code, error: null }
-    } catch (error) {
-      const code = (error as { responseCode?: number }).responseCode ?? null
-      return {
+      .then(
+        (info): Outcome => {
+          const code = Number(/^(\d{3})/.exec(String(info.response ?? ''))?.[1] ?? 250)
+          return { ok: true, lastStatus: 'delivered', responseCode: code, error: null }
+        },
+        (error: unknown): Outcome => {
+          const code = (error as { responseCode?: number }).responseCode ?? null
+          return {
+            ok: false,
+            lastStatus: code ? `smtp_${code}` : 'connection_error',
+            responseCode: code,
+            error: describe(error),
+          }
+        },
+      )
+    // The transport's timeouts bound each step, not the whole: a server that answers every few
+    // seconds keeps one send going for minutes, past the delivery's lease, and another attempt
+    // would start beside it. An attempt ends at the deadline, as a webhook's does, and is retried.
+    const outcome = await settledWithin(sending, timeoutMs, signal)
+    return (
+      outcome ?? {
         ok: false,
-        lastStatus: code ? `smtp_${code}` : 'connection_error',
-        responseCode: code,
-        error: describe(error),
+        lastStatus: 'timeout',
+        responseCode: null,
+        error: `the mail server did not take the message within ${timeoutMs} ms`,
       }
-    }
+    )
   }
 
   return {
@@ -184,7 +233,7 @@ export function createSender(db: Kysely<Database>, options: SenderOptions) {
     ): Promise<Outcome> {
       try {
         return delivery.channel === 'email'
-          ? await sendEmail(delivery, batch)
+          ? await sendEmail(delivery, batch, signal)
           : await sendWebhook(delivery, batch, signal)
       } catch (error) {
         return { ok: false, lastStatus: 'error', responseCode: null, error: describe(error) }
