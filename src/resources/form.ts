@@ -4,6 +4,7 @@ import type { Selectable } from 'kysely'
 import type { FormsTable } from '../db/tables.js'
 import { FIELD_LIMITS } from '../limits.js'
 import { Id, NullableString, Timestamp } from './api-fields.js'
+import { isSafeEmail } from './email-address.js'
 import { importFields, kindField, problemsByField, Refusal, recordReader } from './record-reader.js'
 
 /**
@@ -183,8 +184,10 @@ export function readIntakeSettings(input: unknown): { settings: IntakeSettings; 
   if (settings.notifyEmails.length > MAX_EMAILS)
     problems.push(`notifyEmails may list at most ${MAX_EMAILS} addresses`)
   settings.notifyEmails.forEach((email, index) => {
-    if (!EMAIL.test(email) || email.length > 254)
-      problems.push(`notifyEmails[${index}] must be an email address (got ${describe(email)})`)
+    if (!isSafeEmail(email))
+      problems.push(
+        `notifyEmails[${index}] must be one plain email address such as owner@example.com (got ${describe(email)})`,
+      )
   })
   const fields = given.fields ?? []
   if (fields.length > INTAKE_LIMITS.fields)

@@ -188,7 +188,7 @@ describe('a form’s intake in the dashboard', () => {
     )
     expect(text).toContain('After sending, go to: must be an absolute http(s) URL or a path starting with /')
     expect(text).toContain('Delete submissions after: must be an integer from 1 to 36500')
-    expect(text).toContain('Email each new submission to: line 2 must be an email address')
+    expect(text).toContain('Email each new submission to: line 2 must be one plain email address')
     expect(bad.body).toContain('id="field-allowedOrigins-problem"')
     expect(bad.body).toContain('https://shop.example.com/basket</textarea>')
     expect(await settingsOf(form.id)).toMatchObject({ enabled: false, allowedOrigins: [] })

@@ -119,14 +119,16 @@ describe('intake settings', () => {
     const error = await ctx.services.intake
       .updateSettings(id, {
         redirectUrl: 'javascript:alert(1)',
-        notifyEmails: ['not an address'],
+        notifyEmails: ['not an address', 'owner@example.com', 'ops@localhost'],
         fields: [{ name: 'pick', type: 'select' }],
       })
       .catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(ValidationError)
     expect((error as ValidationError).problems).toEqual([
       'redirectUrl must be an absolute http(s) URL or a path starting with / (got "javascript:alert(1)")',
-      'notifyEmails[0] must be an email address (got "not an address")',
+      'notifyEmails[0] must be one plain email address such as owner@example.com (got "not an address")',
+      // Mail could not be sent to it: refused here rather than left out of every message.
+      'notifyEmails[2] must be one plain email address such as owner@example.com (got "ops@localhost")',
       'fields[0].options must be an array of 1 to 200 strings for a select',
     ])
     expect((await ctx.services.intake.form(id))?.settings.redirectUrl).toBe('/thanks')

@@ -252,7 +252,7 @@ describe('webhook delivery', () => {
     const { endpoint } = await services.webhooks.add({ url: ok.url, formId: form })
     const posted: string[] = []
     for (let n = 0; n < 6; n++) {
-      posted.push((await postForm(base, form, { n: String(n) }, JSON_MODE)).json().id)
+      posted.push(String((await postForm(base, form, { n: String(n) }, JSON_MODE)).json().id))
       // A few milliseconds apart, as no two people post at once: ids order events by the millisecond.
       await new Promise((resolve) => setTimeout(resolve, 3))
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { isSafeEmail, submissionMail } from './email.js'
+import { isSafeEmail } from '../../resources/email-address.js'
+import { submissionMail } from './email.js'
 
 const form = {
   id: 'form_1',

@@ -1,3 +1,4 @@
+import { isSafeEmail } from '../../resources/email-address.js'
 import type { FieldDefinition } from '../../resources/form.js'
 
 /**
@@ -5,14 +6,6 @@ import type { FieldDefinition } from '../../resources/form.js'
  * the recipients) is either stripped of control characters or checked against a strict address
  * pattern, so a submitted value can never add a header or a recipient.
  */
-
-/** An address with nothing a header could be broken with: no spaces, quotes, commas, brackets or line breaks. */
-const STRICT_EMAIL =
-  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/
-
-export function isSafeEmail(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= 254 && STRICT_EMAIL.test(value)
-}
 
 /** `text` on one line: control characters (CR, LF, tabs…) become spaces. */
 export function oneLine(text: string, max = 200): string {
