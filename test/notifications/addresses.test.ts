@@ -32,6 +32,9 @@ describe('where webhooks may go', () => {
     'http://[::ffff:127.0.0.1]/',
     'http://[::ffff:10.0.0.1]/',
     'http://[::ffff:a9fe:a9fe]/',
+    'http://[::127.0.0.1]/',
+    'http://[::7f00:1]/',
+    'http://[0:0:0:0:0:ffff:7f00:1]/',
   ])('refuses %s when an endpoint is added', async (url) => {
     const services = notifyingServices(ctx, false)
     await expect(services.webhooks.add({ url })).rejects.toThrow(/private, loopback or link-local/)
@@ -55,6 +58,8 @@ describe('where webhooks may go', () => {
     expect(isPublicAddress('100.128.0.1')).toBe(true)
     expect(isPublicAddress('172.20.0.1')).toBe(false)
     expect(isPublicAddress('::ffff:8.8.8.8')).toBe(false)
+    expect(isPublicAddress('::7f00:1')).toBe(false)
+    expect(isPublicAddress('::a00:1')).toBe(false)
   })
 
   it('refuses again at delivery: an endpoint saved while private addresses were allowed gets nothing once they are not', async () => {

@@ -23,8 +23,10 @@ for (const [network, prefix] of [
 ] as const)
   REFUSED.addSubnet(network, prefix, 'ipv4')
 for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  // IPv4-compatible addresses (deprecated; `::` and `::1` among them) reach IPv4 hosts, whichever
+  // way they are written (`::127.0.0.1` is parsed as `::7f00:1`). The IPv4-mapped ones are refused
+  // below: a `::ffff:0:0/96` subnet here would also match every IPv4 address.
+  ['::', 96],
   ['fe80::', 10],
   ['fc00::', 7],
   ['ff00::', 8],
