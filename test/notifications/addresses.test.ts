@@ -51,6 +51,13 @@ describe('where webhooks may go', () => {
     await expect(services.webhooks.add({ url })).rejects.toThrow(/URL must/)
   })
 
+  it('takes an endpoint whose host does not resolve (yet), judging it again at each delivery', async () => {
+    const services = notifyingServices(ctx, false)
+    const { endpoint } = await services.webhooks.add({ url: 'https://hooks.lectern-test.invalid/in' })
+    expect(endpoint.status).toBe('active')
+    await services.webhooks.remove(endpoint.id)
+  })
+
   it('tells public addresses from the rest', () => {
     expect(isPublicAddress('93.184.216.34')).toBe(true)
     expect(isPublicAddress('2606:2800:220:1:248:1893:25c8:1946')).toBe(true)

@@ -69,30 +69,29 @@ export function bareHost(url: URL): string {
 }
 
 /**
- * Checks that every address `url`'s host resolves to may be called (unless `allowPrivate`), and
- * returns them; refuses with a `ValidationError` that names the address otherwise.
+ * Checks `url` and, unless `allowPrivate`, that every address its host resolves to now may be
+ * called; refuses with a `ValidationError` that names the address otherwise. A host that does not
+ * resolve (yet: its DNS may come later, or this machine may have none) is taken: no address of it
+ * can be judged, and each delivery resolves it and checks again before connecting.
  */
-export async function checkDestination(url: string, allowPrivate: boolean): Promise<string[]> {
+export async function checkDestination(url: string, allowPrivate: boolean): Promise<void> {
   const problem = urlProblem(url)
   if (problem) throw new ValidationError(problem)
+  if (allowPrivate) return
   const host = bareHost(new URL(url))
-  let addresses: string[]
-  if (isIP(host)) addresses = [host]
-  else {
+  let addresses: string[] = [host]
+  if (!isIP(host)) {
     try {
       addresses = (await dnsLookup(host, { all: true, verbatim: true })).map((entry) => entry.address)
     } catch {
-      throw new ValidationError(`URL host '${host}' cannot be resolved`)
+      return
     }
   }
-  if (!allowPrivate) {
-    const refused = addresses.find((address) => !isPublicAddress(address))
-    if (refused !== undefined)
-      throw new ValidationError(
-        `URL host '${host}' resolves to ${refused}, a private, loopback or link-local address; webhooks may only go to public addresses (WEBHOOK_ALLOW_PRIVATE=true lifts this)`,
-      )
-  }
-  return addresses
+  const refused = addresses.find((address) => !isPublicAddress(address))
+  if (refused !== undefined)
+    throw new ValidationError(
+      `URL host '${host}' resolves to ${refused}, a private, loopback or link-local address; webhooks may only go to public addresses (WEBHOOK_ALLOW_PRIVATE=true lifts this)`,
+    )
 }
 
 /**
