@@ -28,10 +28,15 @@ describe('Organization → API keys: scopes and forms', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     })
   }
-  const created = async () => {
+  /** The key the "created" page shows once, and the path of its example request. */
+  const createdPage = async () => {
     const res = await admin.get('/admin/keys/created')
-    return KEY_IN_PAGE.exec(res.body)?.[1] as string
+    return {
+      plainKey: KEY_IN_PAGE.exec(res.body)?.[1] as string,
+      example: / http:\/\/[^/\s]+(\/api\/v1\/[^<\s]*)<\/code>/.exec(res.body)?.[1],
+    }
   }
+  const created = async () => (await createdPage()).plainKey
 
   it("offers one checkbox per permission of the admin's role, all ticked, and the forms to pick, escaped", async () => {
     const res = await admin.get('/admin/keys/new')
@@ -53,6 +58,24 @@ describe('Organization → API keys: scopes and forms', () => {
     await created()
     const key = (await ctx.services.keys.listApiKeys()).find((k) => k.name === 'Everything')
     expect(key).toMatchObject({ scopes: null, forms: null })
+  })
+
+  it.each([
+    [[['scopes', 'pages:read']], '/api/v1/page-builder'],
+    [[['scopes', 'redirects:read']], '/api/v1/page-builder/redirects'],
+    [
+      [
+        ['scopes', 'submissions:read'],
+        ['forms', 'form_contact000000000000'],
+      ],
+      '/api/v1/forms/form_contact000000000000/submissions',
+    ],
+    [[['scopes', 'forms:read']], '/api/v1/forms'],
+  ])('shows a new key with an example request it may make (%j)', async (fields, path) => {
+    expect((await post([['name', 'Example'], ...fields] as [string, string][])).statusCode).toBe(303)
+    const { plainKey, example } = await createdPage()
+    expect(example).toBe(path)
+    expect((await request(ctx.app, path, `Bearer ${plainKey}`)).statusCode).toBe(200)
   })
 
   it('creates a key narrowed to the boxes ticked and the forms picked, which the API then holds it to', async () => {

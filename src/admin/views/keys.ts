@@ -206,6 +206,15 @@ export function newKeyPage(input: {
   })
 }
 
+/** A list the key may read, for the example: the forms, else what its scopes name first. */
+function examplePath(key: ApiKeyView): string {
+  const scopes = key.scopes
+  if (scopes === null || scopes.includes('forms:read')) return '/api/v1/forms'
+  if (scopes.includes('pages:read')) return '/api/v1/page-builder'
+  if (scopes.includes('redirects:read')) return '/api/v1/page-builder/redirects'
+  return `/api/v1/forms/${key.forms?.[0] ?? '<form id>'}/submissions`
+}
+
 export function keyCreatedPage(input: {
   session: AdminSession
   key: ApiKeyView
@@ -228,7 +237,7 @@ export function keyCreatedPage(input: {
   </div>
   <p id="copy-status" class="copy-status" role="status" aria-live="polite"></p>
   <p>Send it with every request as <code>Authorization: Bearer &lt;key&gt;</code>, for example:</p>
-  <pre><code>curl -H "Authorization: Bearer ${input.plainKey}" ${input.apiBase}/api/v1/forms</code></pre>
+  <pre><code>curl -H "Authorization: Bearer ${input.plainKey}" ${input.apiBase}${examplePath(input.key)}</code></pre>
   <p><a class="button secondary" href="/admin/keys">I have copied it: back to API keys</a></p>
 </section>`,
   })
