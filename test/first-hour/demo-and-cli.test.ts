@@ -421,8 +421,8 @@ describe
         cli(['serve'], { cwd, env: { RATE_LIMIT_PER_HOUR: '-5', PORT: '70000' } }),
       ])
       expect(port.code).not.toBe(0)
-      expect(port.stderr.split('\n')[0]).toBe(
-        "error: option '--port <port>' argument 'abc' is invalid. Port must be an integer from 1 to 65535.",
+      expect(port.stderr).toBe(
+        "error: option '--port <port>' argument 'abc' is invalid. Port must be an integer from 1 to 65535. (run with --help for usage)\n",
       )
       expect(demoPort.stderr).toContain("option '--port <port>' argument '99999' is invalid")
       expect(existsSync(join(cwd, 'data'))).toBe(false)
