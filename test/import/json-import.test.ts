@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Database } from '../../src/db/tables.js'
 import type { Importer } from '../../src/services/import/index.js'
+import { now } from '../../src/time.js'
 import { buildForm, buildPage, buildSubmission } from '../factories.js'
 import { contentSnapshot, type ImportDatabase, openImportDatabase, refusal } from './support.js'
 
@@ -84,6 +85,7 @@ describe('importing a JSON file', () => {
   })
 
   it('stores every field a record gives', async () => {
+    const started = now()
     await importer.importFile(
       jsonFile({
         forms: [
@@ -161,9 +163,10 @@ describe('importing a JSON file', () => {
       is_published: 1,
       published_at: '2023-04-02T00:00:00Z',
       created_at: '2023-04-01T00:00:00Z',
-      // A new row given only createdAt keeps it as its last update too.
-      updated_at: '2023-04-01T00:00:00Z',
+      // Given only createdAt: its last update is the import's, as every missing timestamp is now.
+      updated_at: expect.stringMatching(CANONICAL),
     })
+    expect(pages[0]?.updated_at >= started).toBe(true)
     expect(redirects[0]).toMatchObject({ type: 'temporary', is_active: 0, from_path: '/tmp', to_path: '/' })
   })
 

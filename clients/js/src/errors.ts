@@ -176,5 +176,9 @@ export function errorFromBody(status: number, headers: Headers, text: string): L
     retryAfter: parseRetryAfter(headers.get('retry-after')),
   }
   if (type !== undefined) return new CLASS_BY_STATUS[ERROR_TYPES[type].status](details)
+  // Not the envelope (a proxy's page, say): its status still says which kind it is, as the Python
+  // and PHP clients read it.
+  const byStatus = CLASS_BY_STATUS[status as keyof typeof CLASS_BY_STATUS]
+  if (byStatus !== undefined) return new byStatus(details)
   return status >= 500 ? new ServerError(details) : new LecternError(details)
 }

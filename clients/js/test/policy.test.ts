@@ -10,6 +10,7 @@ import {
   InvalidRequestError,
   Lectern,
   LecternError,
+  NotFoundError,
   RateLimitError,
   RequestAbortedError,
   ServerError,
@@ -222,6 +223,24 @@ describe('errors the API does not describe', () => {
     expect(teapot).toBeInstanceOf(LecternError)
     expect(teapot).toMatchObject({ status: 418, type: 'unexpected_response' })
   })
+
+  it.each([
+    [404, NotFoundError],
+    [429, RateLimitError],
+    [503, ServiceUnavailableError],
+  ] as const)(
+    'picks the class of a %i that is not the envelope from its status, as the other clients do',
+    async (status, kind) => {
+      const fetch = cannedFetch(
+        () => new Response('<html>Not here</html>', { status, headers: { 'retry-after': '0' } }),
+      )
+      const error = await client(fetch, false)
+        .forms.list()
+        .catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(kind)
+      expect(error).toMatchObject({ status, type: 'unexpected_response' })
+    },
+  )
 
   it('picks the class from the error type, in either form', async () => {
     const fetch = cannedFetch(() => envelope(414, 'URI too long'))

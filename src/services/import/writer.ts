@@ -392,14 +392,13 @@ class Writer {
   }
 
   /**
-   * `createdAt` defaults to the replaced row's, else now; `updatedAt` to the record's `createdAt`
-   * for a new row (an imported history keeps its dates), else now (the row changed now).
+   * `createdAt` defaults to the replaced row's, else now; `updatedAt` to now, the time of the import
+   * (a missing timestamp is now, whatever the record's other one says).
    */
   private stamps(draft: Timestamped, existingCreatedAt: string | undefined): RowStamps {
     return {
       created_at: draft.createdAt ?? existingCreatedAt ?? this.now,
-      updated_at:
-        draft.updatedAt ?? (existingCreatedAt === undefined ? draft.createdAt : undefined) ?? this.now,
+      updated_at: draft.updatedAt ?? this.now,
     }
   }
 }
