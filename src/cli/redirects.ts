@@ -11,6 +11,7 @@ import {
   REDIRECT_EXPORT_FORMATS,
   type RedirectExportFormat,
   type RedirectExportOptions,
+  redirectExportHostWarning,
   redirectExportProblem,
 } from '../services/redirects/exports.js'
 import { withServices } from './context.js'
@@ -62,15 +63,21 @@ export function registerRedirectCommands(program: Command, io: CliIo): void {
         .makeOptionMandatory(),
     )
     .option('--output <file>', 'write to this file, replaced atomically (default: stdout)')
-    .option('--host <host>', 'the site host name (cloudflare only: its source URLs are whole URLs)')
+    .option('--host <host>', 'the site host name (cloudflare: its source URLs are whole URLs; without it, bare paths and a warning)')
     .option('--watch', 'keep running; rewrite the file whenever the redirects change (needs --output)')
     .option('--then <command>', 'a shell command to run after each write, e.g. "nginx -s reload"')
     .option('--interval <seconds>', 'with --watch, how often to check for changes', intervalFlag, 5)
     .action(async (flags: ExportFlags) => {
       const options: RedirectExportOptions = { host: flags.host }
       const problem = redirectExportProblem(flags.format, options)
-      if (problem !== null)
-        throw new ValidationError(flags.host === undefined ? `${problem}: give it with --host` : problem)
+      if (problem !== null) throw new ValidationError(problem)
+      // Written all the same, its sources bare paths: said on stderr, where a script's log keeps it.
+      const warning = redirectExportHostWarning(flags.format, options)
+      if (warning !== null)
+        writeLine(
+          io.stderr,
+          `lectern: warning: ${warning}; this file names none: give it with --host before uploading it`,
+        )
       if ((flags.watch || flags.then !== undefined) && flags.output === undefined)
         throw new ValidationError(`--${flags.watch ? 'watch' : 'then'} needs --output <file>`)
       await withServices(io, async ({ redirectApplier }) => {
@@ -143,7 +150,15 @@ async function writeAtomically(file: string, chunks: Iterable<string>): Promise<
     `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
   )
   const hash = createHash('sha256')
-  const handle = await open(temporary, 'w', 0o644)
+  const handle = await open(temporary, 'w', 0o644).catch((error: NodeJS.ErrnoException) => {
+    // Named as the user gave it, not as the temporary file beside it.
+    if (error.code === 'ENOENT') throw new ValidationError(`cannot write ${file}: no folder ${dirname(file)}`)
+    if (error.code === 'EACCES' || error.code === 'EPERM' || error.code === 'EROFS')
+      throw new ValidationError(`cannot write ${file}: not allowed to write in ${dirname(file)}`)
+    if (error.code === 'ENOTDIR')
+      throw new ValidationError(`cannot write ${file}: ${dirname(file)} is not a folder`)
+    throw error
+  })
   try {
     let buffered: string[] = []
     let size = 0

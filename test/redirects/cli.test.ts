@@ -59,16 +59,58 @@ describe('lectern redirects', () => {
     expect(readdirSync(join(ctx.dir, 'exports'))).toEqual(['redirects.json'])
   })
 
-  it('refuses an unknown format, and cloudflare without a host, with one clear line', async () => {
+  it('refuses an unknown format, and a malformed host, with one clear line', async () => {
     const unknown = await cli(['redirects', 'export', '--format', 'iis'])
     expect(unknown.code).not.toBe(0)
     expect(unknown.stderr).toContain(
       'Allowed choices are csv, json, nginx, apache, caddy, netlify, vercel, cloudflare',
     )
+    const badHost = await cli([
+      'redirects',
+      'export',
+      '--format',
+      'cloudflare',
+      '--host',
+      'www.example.com/x',
+    ])
+    expect(badHost.code).toBe(1)
+    expect(badHost.stderr.trim()).toBe(
+      "lectern: 'www.example.com/x' is not a host name (e.g. www.example.com)",
+    )
+  })
+
+  it('writes every format with its flags alone, and says on stderr what a cloudflare file without --host lacks', async () => {
+    const matcher = createRedirectMatcher(caseFile.redirects)
+    for (const format of [
+      'csv',
+      'json',
+      'nginx',
+      'apache',
+      'caddy',
+      'netlify',
+      'vercel',
+      'cloudflare',
+    ] as const) {
+      const result = await cli(['redirects', 'export', '--format', format])
+      expect(result.code, `${format}: ${result.stderr}`).toBe(0)
+      expect(result.stdout).toBe([...exportRedirects(format, matcher.rules())].join(''))
+    }
     const cloudflare = await cli(['redirects', 'export', '--format', 'cloudflare'])
-    expect(cloudflare.code).toBe(1)
-    expect(cloudflare.stderr.trim()).toBe(
-      "lectern: the cloudflare format needs the site's host name (e.g. www.example.com), because Bulk Redirects match whole URLs: give it with --host",
+    expect(cloudflare.stdout.split('\n')[0]).toBe('/old,/new,301,TRUE,FALSE,FALSE,FALSE')
+    expect(cloudflare.stderr.trim().split('\n')).toEqual([
+      "lectern: warning: the cloudflare format needs the site's host name (e.g. www.example.com), because Bulk Redirects match whole URLs; this file names none: give it with --host before uploading it",
+    ])
+    const hosted = await cli(['redirects', 'export', '--format', 'cloudflare', '--host', 'www.example.com'])
+    expect(hosted.stderr).toBe('')
+    expect(hosted.stdout.split('\n')[0]).toBe('www.example.com/old,/new,301,TRUE,FALSE,FALSE,FALSE')
+  })
+
+  it('names the file it cannot write, in one line, when --output is in no folder', async () => {
+    const file = join(ctx.dir, 'no-such-folder', 'redirects.conf')
+    const result = await cli(['redirects', 'export', '--format', 'nginx', '--output', file])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toBe(
+      `lectern: cannot write ${file}: no folder ${join(ctx.dir, 'no-such-folder')}\n`,
     )
   })
 

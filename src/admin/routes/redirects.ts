@@ -9,6 +9,7 @@ import {
   isRedirectExportFormat,
   REDIRECT_EXPORT_FILES,
   REDIRECT_EXPORT_FORMATS,
+  redirectExportHostWarning,
   redirectExportProblem,
 } from '../../services/redirects/exports.js'
 import type { RedirectChange, RedirectField } from '../../services/redirects/index.js'
@@ -113,7 +114,8 @@ export function registerRedirectRoutes(app: FastifyInstance, services: Services)
     if (!isRedirectExportFormat(format))
       throw new ValidationError(`Choose an export format: ${REDIRECT_EXPORT_FORMATS.join(', ')}.`)
     const options = { host: queryText(request, 'host').trim() || undefined }
-    const problem = redirectExportProblem(format, options)
+    // The export form has a host field: here a Cloudflare file is only made whole.
+    const problem = redirectExportProblem(format, options) ?? redirectExportHostWarning(format, options)
     if (problem !== null) throw new ValidationError(`Cannot export: ${problem}.`)
     const rules = (await services.redirectApplier.matcher()).rules()
     const { fileName, mediaType } = REDIRECT_EXPORT_FILES[format]

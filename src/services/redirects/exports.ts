@@ -47,19 +47,26 @@ export const isRedirectExportFormat = (value: string): value is RedirectExportFo
 const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
 
-/**
- * Why these options cannot produce `format`, or `null` when they can (a missing or malformed
- * `host` for Cloudflare).
- */
+/** Why these options cannot produce `format`, or `null` when they can (a malformed `host`). */
 export function redirectExportProblem(
   format: RedirectExportFormat,
   options: RedirectExportOptions,
 ): string | null {
-  if (format !== 'cloudflare') return null
-  if (options.host === undefined || options.host === '')
-    return "the cloudflare format needs the site's host name (e.g. www.example.com), because Bulk Redirects match whole URLs"
+  if (format !== 'cloudflare' || options.host === undefined || options.host === '') return null
   if (!HOST_NAME.test(options.host)) return `'${options.host}' is not a host name (e.g. www.example.com)`
   return null
+}
+
+/**
+ * What `format` lacks without a host name, or `null`: Cloudflare's source URLs are whole URLs, so a
+ * file written without one (its sources bare paths) must be given the host before it is uploaded.
+ */
+export function redirectExportHostWarning(
+  format: RedirectExportFormat,
+  options: RedirectExportOptions,
+): string | null {
+  if (format !== 'cloudflare' || (options.host !== undefined && options.host !== '')) return null
+  return "the cloudflare format needs the site's host name (e.g. www.example.com), because Bulk Redirects match whole URLs"
 }
 
 /**
@@ -102,7 +109,8 @@ export function* exportRedirects(
       yield* vercel(rules)
       return
     case 'cloudflare':
-      yield* cloudflare(rules, options.host as string)
+      // Without a host the sources are bare paths (see `redirectExportHostWarning`).
+      yield* cloudflare(rules, options.host ?? '')
       return
   }
 }
