@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { exportRedirects } from '../../src/services/redirects/exports.js'
+import { exportRedirects, REDIRECT_EXPORT_FORMATS } from '../../src/services/redirects/exports.js'
 import { createRedirectMatcher } from '../../src/services/redirects/matcher.js'
 import { BIN, runCli, runCliProcess } from '../cli/run-cli.js'
 import { createTestContext, type TestContext } from '../harness.js'
@@ -81,16 +81,8 @@ describe('lectern redirects', () => {
 
   it('writes every format with its flags alone, and says on stderr what a cloudflare file without --host lacks', async () => {
     const matcher = createRedirectMatcher(caseFile.redirects)
-    for (const format of [
-      'csv',
-      'json',
-      'nginx',
-      'apache',
-      'caddy',
-      'netlify',
-      'vercel',
-      'cloudflare',
-    ] as const) {
+    // The eight formats, as the test above reads them in the list of allowed choices.
+    for (const format of REDIRECT_EXPORT_FORMATS) {
       const result = await cli(['redirects', 'export', '--format', format])
       expect(result.code, `${format}: ${result.stderr}`).toBe(0)
       expect(result.stdout).toBe([...exportRedirects(format, matcher.rules())].join(''))
