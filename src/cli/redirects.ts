@@ -63,7 +63,10 @@ export function registerRedirectCommands(program: Command, io: CliIo): void {
         .makeOptionMandatory(),
     )
     .option('--output <file>', 'write to this file, replaced atomically (default: stdout)')
-    .option('--host <host>', 'the site host name (cloudflare: its source URLs are whole URLs; without it, bare paths and a warning)')
+    .option(
+      '--host <host>',
+      'the site host name (cloudflare: its source URLs are whole URLs; without it, bare paths and a warning)',
+    )
     .option('--watch', 'keep running; rewrite the file whenever the redirects change (needs --output)')
     .option('--then <command>', 'a shell command to run after each write, e.g. "nginx -s reload"')
     .option('--interval <seconds>', 'with --watch, how often to check for changes', intervalFlag, 5)
