@@ -385,8 +385,8 @@ function requestOrigin(request: FastifyRequest): string | null {
 
 function originAllowed(form: IntakeForm, origin: string): boolean {
   const allowed = form.settings.allowedOrigins
-  if (allowed.length === 0) return true
-  return origin !== OPAQUE_ORIGIN && (allowed.includes(origin) || allowed.includes(asOrigin(origin) ?? ''))
+  // `null` is in no list: only origins such as `https://www.example.com` are saved there.
+  return allowed.length === 0 || allowed.includes(origin) || allowed.includes(asOrigin(origin) ?? '')
 }
 
 /**

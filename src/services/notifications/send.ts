@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely'
 import nodemailer from 'nodemailer'
 import { findFormForEmail } from '../../db/repositories/forms.js'
 import type { Database, NotificationDeliveriesTable, NotificationEventsTable } from '../../db/tables.js'
+import { settledWithin } from '../../deadline.js'
 import { parseStoredIntake } from '../../resources/form.js'
 import { formatTimestamp } from '../../time.js'
 import { bareHost, checkedLookup, isPublicAddress, urlProblem } from './addresses.js'
@@ -32,24 +33,6 @@ export interface SenderOptions {
 /** An error as an attempt's error detail. */
 export function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
-}
-
-/** What `work` (which never rejects) settles to, or null when `ms` pass (or `signal` aborts) first. */
-function settledWithin<T>(work: Promise<T>, ms: number, signal: AbortSignal): Promise<T | null> {
-  return new Promise((resolve) => {
-    const give = () => {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', give)
-      resolve(null)
-    }
-    const timer = setTimeout(give, ms)
-    signal.addEventListener('abort', give, { once: true })
-    void work.then((value) => {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', give)
-      resolve(value)
-    })
-  })
 }
 
 /** A webhook's event id and body, as signed and sent. */

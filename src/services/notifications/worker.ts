@@ -1,5 +1,6 @@
 import type { DatabaseHandle } from '../../db/database.js'
 import type { ContentKind } from '../../db/tables.js'
+import { settledWithin } from '../../deadline.js'
 import { type Claimed, type ClaimedBatch, claimDue, readClaimedBatch } from './claim.js'
 import { checkContentChanged } from './content-check.js'
 import { onOutboxWritten } from './outbox.js'
@@ -170,9 +171,7 @@ export function createNotifier(database: Pick<DatabaseHandle, 'db' | 'dialect'>,
       pollTimer = undefined
       await polling
       const all = Promise.all(inFlight.keys())
-      let timer: NodeJS.Timeout | undefined
-      await Promise.race([all, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))])
-      clearTimeout(timer)
+      await settledWithin(all, waitMs)
       for (const controller of inFlight.values()) controller.abort()
       await all
       await recorder.flush()

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import { readKindVersion } from '../../db/content-version.js'
 import { redirectBatches } from '../../db/repositories/redirects.js'
 import type { Database } from '../../db/tables.js'
+import { settledWithin } from '../../deadline.js'
 import { describeRedirectRoute, type RedirectChainSummary, RedirectGraph, resolveYielding } from './rules.js'
 
 /** Chains a chain report lists. */
@@ -72,12 +73,10 @@ export function createChainReports(db: Kysely<Database>): {
       analysing = entry = started
     }
     const fresh = entry.report
-    const waited = await Promise.race([
+    const waited = await settledWithin(
       fresh.then((report) => ({ ...report, state: 'current' as const })),
-      new Promise<undefined>((resolve) =>
-        setTimeout(() => resolve(undefined), FRESH_ANALYSIS_WAIT_MS).unref(),
-      ),
-    ])
+      FRESH_ANALYSIS_WAIT_MS,
+    )
     if (waited) return waited
     // Handled here so that a failure after the wait is not an unhandled rejection; the next page retries.
     fresh.catch(() => {})
