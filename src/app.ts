@@ -6,7 +6,7 @@ import { ApiError, UNAVAILABLE_RETRY_AFTER_S } from './errors.js'
 import { formRoute } from './http/api/v1/form.js'
 import { formsRoute } from './http/api/v1/forms.js'
 import { pagesRoute } from './http/api/v1/pages.js'
-import { registerApiPipeline } from './http/api/v1/pipeline.js'
+import { type ApiPipeline, registerApiPipeline } from './http/api/v1/pipeline.js'
 import { redirectsRoute } from './http/api/v1/redirects.js'
 import { submissionsRoute } from './http/api/v1/submissions.js'
 import { registerOpenApi } from './http/docs/openapi.js'
@@ -76,6 +76,12 @@ export const SERVER_TIMEOUTS = {
 export const MAX_URL_LENGTH = 8192
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
+const API_PREFIX = '/api/v1'
+/** Whether a request's URL is under the API's prefix (its routes, or a path it answers 404). */
+const isApiPath = (url: string): boolean =>
+  url.startsWith(API_PREFIX) &&
+  (url.length === API_PREFIX.length || '/?'.includes(url[API_PREFIX.length] as string))
+
 /** Paths and headers that must never reach the logs in clear. */
 export const REDACTED_LOG_PATHS = [
   'req.headers.authorization',
@@ -91,6 +97,8 @@ export const REDACTED_LOG_PATHS = [
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const style = deps.config.ERROR_STYLE
   const timeouts = { ...SERVER_TIMEOUTS, ...deps.timeouts }
+  // Set once the API's routes are registered; requests refused before routing use it to be counted.
+  let pipeline: ApiPipeline | undefined
   const app = Fastify({
     trustProxy: trustProxySetting(deps.config.TRUST_PROXY),
     logger: {
@@ -134,7 +142,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
             ? new ApiError('uri_too_long', 'The request URL is too long')
             : toApiError(error, request)
-      sendApiError(reply, apiError, style)
+      if (!isApiPath(request.url) || pipeline === undefined) return sendApiError(reply, apiError, style)
+      pipeline.countRefused(request, reply).then(() => sendApiError(reply, apiError, style))
     },
   })
 
@@ -188,13 +197,18 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // response: a keep-alive client (or a balancer pinning connections to this instance) reconnects
     // and lands on an instance that stays, instead of finding this one gone mid-request.
     if (deps.lifecycle?.draining) reply.header('Connection', 'close')
-    if (request.url.length > MAX_URL_LENGTH) throw new ApiError('uri_too_long', 'The request URL is too long')
+    let refused: ApiError | undefined
+    if (request.url.length > MAX_URL_LENGTH)
+      refused = new ApiError('uri_too_long', 'The request URL is too long')
     // HTTP/1.1 requires Host (RFC 9112 §3.2); HTTP/1.0 clients may leave it out.
-    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+    else if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
       reply.header('Connection', 'close')
-      throw new ApiError('bad_request', 'The request has no Host header')
+      refused = new ApiError('bad_request', 'The request has no Host header')
     }
-    done()
+    if (refused === undefined) return done()
+    // Refused before the API's pipeline, but a valid key's answer still carries its rate limits.
+    if (!isApiPath(request.url) || pipeline === undefined) return done(refused)
+    pipeline.countRefused(request, reply).then(() => done(refused))
   })
   // Node hands CONNECT to a 'connect' listener and, without one, drops the socket without a word.
   app.server.on('connect', answerConnect(style))
@@ -239,7 +253,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(
     async (api) => {
       const suggestPath = pathSuggester(api)
-      registerApiPipeline(api, {
+      pipeline = registerApiPipeline(api, {
         keys: deps.services.keys,
         limiter: deps.limiter,
         perSecond: deps.config.RATE_LIMIT_PER_SECOND,
@@ -257,7 +271,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         throw notFound(suggestPath(request.url.split('?', 1)[0] as string))
       })
     },
-    { prefix: '/api/v1' },
+    { prefix: API_PREFIX },
   )
 
   // Public form intake: no API key, its own body reading and answers.

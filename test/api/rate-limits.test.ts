@@ -108,6 +108,41 @@ describe('rate limits', () => {
     }
   })
 
+  it('counts a valid key refused before routing (a URL too long or malformed) and puts its headers on the refusal', async () => {
+    const clock = fakeClock()
+    const { key, get } = await setup({ perHour: 3, perSecond: 1000, clock: clock.now })
+    const tooLong = `/api/v1/forms?q=${'a'.repeat(9000)}`
+    const malformed = '/api/v1/forms/%zz/submissions'
+    const refusals = [await get(tooLong), await get(malformed)]
+    expect(refusals.map((r) => r.statusCode)).toEqual([414, 400])
+    expect(refusals.map((r) => rateHeaders(r).remaining)).toEqual([2, 1])
+    expect(refusals.every((r) => rateHeaders(r).limit === 3)).toBe(true)
+    expect(refusals.every((r) => rateHeaders(r).reset === T0 / 1000 + HOUR_S)).toBe(true)
+    expect(refusals.every((r) => r.headers.ratelimit !== undefined)).toBe(true)
+    // The two used quota: one request is left, then the limit answers.
+    expect(rateHeaders(await get()).remaining).toBe(0)
+    expect((await get()).statusCode).toBe(429)
+    // Past the limit, the refusal keeps its own status and says nothing is left.
+    const late = await get(tooLong)
+    expect(late.statusCode).toBe(414)
+    expect(rateHeaders(late).remaining).toBe(0)
+    // A bad key, or none, is refused the same way, without headers and without a 401.
+    for (const auth of [
+      undefined,
+      `Bearer ${key.plainKey.slice(0, -1)}${key.plainKey.endsWith('x') ? 'y' : 'x'}`,
+    ]) {
+      for (const path of [tooLong, malformed]) {
+        const res = await request(ctx.app, path, auth)
+        expect(res.statusCode).toBe(path === tooLong ? 414 : 400)
+        expect(res.headers['x-ratelimit-limit']).toBeUndefined()
+      }
+    }
+    // Paths outside the API are not the key's: refused, never counted.
+    const outside = await request(ctx.app, `/healthz?q=${'a'.repeat(9000)}`, key.authorization)
+    expect(outside.statusCode).toBe(414)
+    expect(outside.headers['x-ratelimit-limit']).toBeUndefined()
+  })
+
   it('counts Remaining down with each request and never below zero', async () => {
     const clock = fakeClock()
     const { get } = await setup({ perHour: 5, perSecond: 1000, clock: clock.now })

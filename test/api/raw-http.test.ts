@@ -88,13 +88,19 @@ describe('oversized and malformed requests over a real socket', () => {
   })
 
   it.each([
-    ['in the query string', `/api/v1/forms?q=${'a'.repeat(10_240)}`],
-    ['in a path parameter', `/api/v1/forms/form_${'x'.repeat(10_240)}/submissions`],
-    ['on an unknown path', `/api/v1/${'x'.repeat(10_240)}`],
-    ['outside the API', `/${'x'.repeat(10_240)}`],
-  ])('answers a 10 KB URL %s with the 414 envelope', async (_, target) => {
-    expect(expectRawEnvelope(await exchange(port, get(target)), 414).error).toBe('uri_too_long')
-  })
+    ['in the query string', `/api/v1/forms?q=${'a'.repeat(10_240)}`, true],
+    ['in a path parameter', `/api/v1/forms/form_${'x'.repeat(10_240)}/submissions`, true],
+    ['on an unknown path', `/api/v1/${'x'.repeat(10_240)}`, true],
+    ['outside the API', `/${'x'.repeat(10_240)}`, false],
+  ])(
+    "answers a 10 KB URL %s with the 414 envelope (with the key's rate limits: %s)",
+    async (_, target, counted) => {
+      const res = await exchange(port, get(target))
+      expect(expectRawEnvelope(res, 414).error).toBe('uri_too_long')
+      expect(res.headers['x-ratelimit-limit'] !== undefined).toBe(counted)
+      expect(res.headers['x-ratelimit-remaining'] !== undefined).toBe(counted)
+    },
+  )
 
   it('answers a 20 KB header with the 431 envelope', async () => {
     const res = await exchange(port, get('/api/v1/forms', `X-Padding: ${'a'.repeat(20_480)}\r\n`))
@@ -129,11 +135,12 @@ describe('oversized and malformed requests over a real socket', () => {
     expect(expectRawEnvelope(await exchange(port, payload), 400).error).toBe('bad_request')
   })
 
-  it('answers an HTTP/1.1 request without a Host header with the 400 envelope', async () => {
+  it("answers an HTTP/1.1 request without a Host header with the 400 envelope, with the key's rate limits", async () => {
     const res = await exchange(port, `GET /api/v1/forms HTTP/1.1\r\nAuthorization: ${auth}\r\n\r\n`)
     const body = expectRawEnvelope(res, 400)
     expect(body.error).toBe('bad_request')
     expect(body.message).toContain('Host')
+    expect(res.headers['x-ratelimit-limit']).toBe(String(GENEROUS_LIMITS.perHour))
   })
 
   describe('an Authorization header sent more than once', () => {
@@ -180,8 +187,10 @@ describe('oversized and malformed requests over a real socket', () => {
     expect(res.headers.allow).toBe('GET, HEAD')
   })
 
-  it('answers a malformed percent-encoding with the 400 envelope', async () => {
-    expectRawEnvelope(await exchange(port, get('/api/v1/forms/%E0%A4%A/submissions')), 400)
+  it("answers a malformed percent-encoding with the 400 envelope, with the key's rate limits", async () => {
+    const res = await exchange(port, get('/api/v1/forms/%E0%A4%A/submissions'))
+    expectRawEnvelope(res, 400)
+    expect(res.headers['x-ratelimit-limit']).toBe(String(GENEROUS_LIMITS.perHour))
   })
 
   it('keeps serving after rejecting malformed requests', async () => {

@@ -55,6 +55,20 @@ function authorizationHeader(request: FastifyRequest): string | undefined {
 }
 
 /**
+ * What the pipeline offers the app: counting a request that was refused before it reached the
+ * pipeline's routes (a URL too long or malformed, a missing `Host`).
+ */
+export interface ApiPipeline {
+  /**
+   * Authenticates a refused request's key and, when it is valid and active, counts the request and
+   * writes its rate-limit headers, as on every other answer to a valid key. The refusal stands
+   * whatever the key: an invalid key, a limit reached or an unreachable database only leave the
+   * headers out.
+   */
+  countRefused(request: FastifyRequest, reply: FastifyReply): Promise<void>
+}
+
+/**
  * The `/api/v1` request pipeline, in order: authenticate → rate-limit → method → permission.
  * Unsupported methods answer 405 whatever the credentials, but a valid key is still authenticated
  * and counted, so every response to a valid key carries its rate-limit headers.
@@ -70,25 +84,18 @@ export function registerApiPipeline(
     /** Counts each request of a valid key, and its 429s, in memory (see `services/usage.ts`). */
     usage?: { count(keyId: string, rejected: boolean): void }
   },
-): void {
+): ApiPipeline {
   app.decorateRequest('apiKey', null)
   const authenticateAndCount = keyCheckAndCount(deps.keys, deps.limiter)
   let policy = { limit: -1, value: '' }
 
-  // One hook for the whole pipeline: each further hook costs every request a turn through
-  // Fastify's hook runner. Routing is done before `onRequest`, so the route's permission and its
-  // query are known here.
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    const readMethod = READ_METHODS.has(request.method)
-    let checked: { key: AuthenticatedKey; decision: RateLimitDecision }
-    try {
-      checked = await authenticateAndCount(authorizationHeader(request), formToRead(request))
-    } catch (error) {
-      if (!readMethod && error instanceof ApiError) throw methodNotAllowed(request.method)
-      throw error
-    }
-    const { key, decision } = checked
-    deps.usage?.count(key.keyId, !decision.allowed)
+  /**
+   * Authenticates the request's key (or throws its 401) and counts it, writing the rate-limit
+   * headers; the form's state is read with the key when the route names one.
+   */
+  const admit = async (request: FastifyRequest, reply: FastifyReply, formId: string | undefined) => {
+    const checked = await authenticateAndCount(authorizationHeader(request), formId)
+    const { decision } = checked
     // The limits are the limiter's and never change, so the policy is written once.
     if (policy.limit !== decision.limit)
       policy = { limit: decision.limit, value: rateLimitPolicy(decision.limit, deps.perSecond) }
@@ -99,6 +106,23 @@ export function registerApiPipeline(
       'RateLimit-Policy': policy.value,
       RateLimit: rateLimitItems(decision),
     })
+    return checked
+  }
+
+  // One hook for the whole pipeline: each further hook costs every request a turn through
+  // Fastify's hook runner. Routing is done before `onRequest`, so the route's permission and its
+  // query are known here.
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const readMethod = READ_METHODS.has(request.method)
+    let checked: { key: AuthenticatedKey; decision: RateLimitDecision }
+    try {
+      checked = await admit(request, reply, formToRead(request))
+    } catch (error) {
+      if (!readMethod && error instanceof ApiError) throw methodNotAllowed(request.method)
+      throw error
+    }
+    const { key, decision } = checked
+    deps.usage?.count(key.keyId, !decision.allowed)
     if (!decision.allowed) {
       deps.onRateLimited?.()
       throw new ApiError('rate_limit_exceeded', rateLimitMessage(decision, deps.perSecond), {
@@ -117,6 +141,18 @@ export function registerApiPipeline(
       if (refused !== null) throw new ApiError('insufficient_permissions', refused)
     }
   })
+
+  return {
+    async countRefused(request, reply) {
+      try {
+        const { key } = await admit(request, reply, undefined)
+        // Answered with the refusal, not a 429, so it is counted as a request of the key.
+        deps.usage?.count(key.keyId, false)
+      } catch {
+        // No headers: the key is not valid, or could not be checked; the refusal is answered alone.
+      }
+    },
+  }
 }
 
 /**
