@@ -18,6 +18,9 @@ export {
   keyStatus,
 } from './keys/views.js'
 
+/** The most forms the key form's picker lists: a page stays light however many forms a site has. */
+const FORM_CHOICES = 1000
+
 /**
  * API keys: created once and shown once, stored as a SHA-256 hash plus a display prefix. The rules
  * are in `keys/` (the read path's check, creating, changing, listing); the SQL in
@@ -34,8 +37,11 @@ export function createKeyService(database: DatabaseHandle) {
     findApiKey: (id: string) => findApiKey(db, id),
     /** What key `id` may do now, and the forms its submissions are narrowed to, with their titles. */
     findKeyAccess: (id: string) => findKeyAccess(db, id),
-    /** The forms a new key may be narrowed to, by title, for the dashboard's picker. */
-    formChoices: () => formChoices(db),
+    /**
+     * The first forms by title a new key may be narrowed to, for the dashboard's picker, and whether
+     * there are more (then the dashboard takes any form's id as text, as the CLI's `--forms` does).
+     */
+    formChoices: () => formChoices(db, FORM_CHOICES),
     /** How many keys each creator holds (by email), and how many of those work now. */
     countKeysByCreator: () => countKeysByCreator(db),
     /** Gives a key a new name; audited as `key.renamed`. */

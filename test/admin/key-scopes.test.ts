@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildForm } from '../factories.js'
+import { buildForm, buildSubmission } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
 import { expectError, expectList, GENEROUS_LIMITS, request } from '../security-suite.js'
 import { type DashboardClient, signedInClient, textOf } from './support.js'
@@ -44,6 +44,9 @@ describe('Organization → API keys: scopes and forms', () => {
       expect(res.body).toMatch(new RegExp(`name="scopes" value="${permission}" checked`))
     expect(res.body).toContain('<select id="field-forms" name="forms" multiple')
     expect(res.body).toContain('Newsletter &lt;sign-up&gt; (form_newsletter0000000)')
+    // Every form is in the list: no field for ids, and no word of a cut list.
+    expect(res.body).not.toContain('name="formIds"')
+    expect(textOf(res)).not.toContain('The list shows the first')
   })
 
   it('creates an unscoped key when every box stays ticked', async () => {
@@ -142,4 +145,97 @@ describe('Organization → API keys: scopes and forms', () => {
       expect(res.body).not.toMatch(/name="scopes" value="forms:read" checked/)
     },
   )
+})
+
+describe('Organization → API keys: forms beyond the picker on a site with more than 1,000 forms', () => {
+  let ctx: TestContext
+  let admin: DashboardClient
+  /** Titled to sort after the 1,000 forms the picker lists. */
+  const BEYOND = 'form_zebra00000000000000'
+  const ALSO_BEYOND = 'form_zulu000000000000000'
+  /** Listed first and second by title. */
+  const LISTED = 'form_aardvark00000000000'
+  const ALSO_LISTED = 'form_badger0000000000000'
+
+  beforeAll(async () => {
+    ctx = await createTestContext(GENEROUS_LIMITS)
+    admin = (await signedInClient(ctx.app, ctx.database.db)).client
+    await ctx.database.db.transaction().execute(async (trx) => {
+      await buildForm(trx, { id: LISTED, title: 'Aardvark survey' })
+      await buildForm(trx, { id: ALSO_LISTED, title: 'Badger count' })
+      for (let n = 0; n < 999; n++) await buildForm(trx, { title: `Form ${String(n).padStart(4, '0')}` })
+      await buildForm(trx, { id: BEYOND, title: 'Zebra survey' })
+      await buildForm(trx, { id: ALSO_BEYOND, title: 'Zulu poll' })
+    })
+    await buildSubmission(ctx.database.db, { formId: BEYOND, data: { email: 'zed@example.com' } })
+  })
+  afterAll(() => ctx.close())
+
+  const post = async (fields: [string, string][]) => {
+    await admin.get('/admin/keys/new')
+    return admin.request({
+      method: 'POST',
+      url: '/admin/keys',
+      payload: new URLSearchParams([
+        ['_csrf', admin.csrf],
+        ['scopesShown', 'true'],
+        ['scopes', 'submissions:read'],
+        ...fields,
+      ]).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
+  }
+
+  it("says the list shows the first 1,000 forms by title and offers a labelled field for any form's id", async () => {
+    const res = await admin.get('/admin/keys/new')
+    expect(res.body.match(/<option /g)).toHaveLength(1000)
+    expect(res.body).toContain(`<option value="${ALSO_LISTED}"`)
+    expect(res.body).not.toContain(`<option value="${BEYOND}"`)
+    expect(textOf(res)).toContain('The list shows the first 1,000 forms by title')
+    expect(res.body).toContain('<label for="field-formIds">')
+    expect(res.body).toMatch(
+      /<input id="field-formIds" name="formIds" type="text" value=""[^>]*aria-describedby="field-formIds-hint"/,
+    )
+  })
+
+  it('creates a key narrowed to forms beyond the list by their ids, which the API then holds it to, and audits the forms', async () => {
+    const res = await post([
+      ['name', 'Zoo sync'],
+      ['forms', LISTED],
+      ['formIds', ` ${BEYOND},${ALSO_BEYOND}  ${BEYOND} `],
+    ])
+    expect(res.statusCode).toBe(303)
+    const plainKey = KEY_IN_PAGE.exec((await admin.get('/admin/keys/created')).body)?.[1] as string
+    const key = (await ctx.services.keys.listApiKeys()).find((k) => k.name === 'Zoo sync')
+    expect(key).toMatchObject({ scopes: ['submissions:read'], forms: [LISTED, BEYOND, ALSO_BEYOND] })
+
+    const auth = `Bearer ${plainKey}`
+    const read = expectList<{ formId: string }>(
+      await request(ctx.app, `/api/v1/forms/${BEYOND}/submissions`, auth),
+    )
+    expect(read.data).toHaveLength(1)
+    expectError(
+      await request(ctx.app, `/api/v1/forms/${ALSO_LISTED}/submissions`, auth),
+      403,
+      'insufficient_permissions',
+    )
+
+    const [entry] = (await ctx.services.audit.list({ action: 'key.created' }, { page: 1, pageSize: 5 })).items
+    expect(entry).toMatchObject({ target: key?.id, detail: { forms: [LISTED, BEYOND, ALSO_BEYOND] } })
+  })
+
+  it('refuses an unknown form id in the field and creates no key, keeping what was typed and picked', async () => {
+    const before = (await ctx.services.keys.listApiKeys()).length
+    const res = await post([
+      ['name', 'Typo'],
+      ['forms', LISTED],
+      ['formIds', `${BEYOND}, form_gone000000000000000 "<b>`],
+    ])
+    expect(res.statusCode).toBe(422)
+    expect(textOf(res)).toContain(`Unknown forms 'form_gone000000000000000', '"<b>'`)
+    expect(res.body).toContain(`value="${BEYOND}, form_gone000000000000000 &quot;&lt;b&gt;"`)
+    expect(res.body).toContain(`<option value="${LISTED}" selected>`)
+    expect(res.body).not.toContain('<b>')
+    expect(await ctx.services.keys.listApiKeys()).toHaveLength(before)
+  })
 })

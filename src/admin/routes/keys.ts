@@ -45,14 +45,17 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
   /** The key form's choices for the signed-in admin: every permission of their role ticked, no form picked. */
   const keyChoices = async (
     request: FastifyRequest,
-    picked?: { scopes: readonly Permission[]; forms: readonly string[] },
+    picked?: { scopes: readonly Permission[]; forms: readonly string[]; formIds: string },
   ): Promise<KeyChoices> => {
     const offered = rolePermissions(signedIn(request).user.role)
+    const { forms, more } = await services.keys.formChoices()
     return {
       offered,
       scopes: picked?.scopes ?? offered,
-      forms: await services.keys.formChoices(),
+      forms,
+      moreForms: more,
       picked: picked?.forms ?? [],
+      formIds: picked?.formIds ?? '',
     }
   }
 
@@ -69,7 +72,10 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
     const expires = field(request, 'expires')
     const offered = rolePermissions(session.user.role)
     const ticked = fields(request, 'scopes')
-    const forms = fields(request, 'forms')
+    const picked = fields(request, 'forms')
+    // Forms beyond the picker are typed as ids; both go to the same check as the CLI's --forms.
+    const formIds = field(request, 'formIds')
+    const forms = [...picked, ...formIdsIn(formIds)]
     try {
       const { key, plainKey } = await services.keys.createApiKey(
         {
@@ -99,7 +105,8 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
             problems: error.problems,
             choices: await keyChoices(request, {
               scopes: offered.filter((permission) => ticked.includes(permission)),
-              forms,
+              forms: picked,
+              formIds,
             }),
           }),
           422,
@@ -168,6 +175,9 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
     })
   })
 }
+
+/** The form ids typed in the key form's field, separated by commas or white space. */
+const formIdsIn = (text: string): string[] => text.split(/[\s,]+/).filter((id) => id !== '')
 
 /** Carries a new key from its POST to the page that shows it, once. */
 const NEW_KEY_COOKIE = 'lectern_new_key'

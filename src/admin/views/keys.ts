@@ -1,6 +1,7 @@
 import { html, type SafeHtml, url } from '../../html.js'
 import type { PageOf } from '../../schemas.js'
 import type { KeyFilter, KeySort } from '../../services/dashboard-lists.js'
+import { MAX_KEY_FORMS } from '../../services/key-scopes.js'
 import type { ApiKeyView } from '../../services/keys.js'
 import type { ListView } from '../../services/listing.js'
 import type { Permission } from '../../services/roles.js'
@@ -146,9 +147,14 @@ export interface KeyChoices {
   offered: readonly Permission[]
   /** Those ticked; all of them by default (no narrowing). */
   scopes: readonly Permission[]
+  /** The first forms by title, for the picker. */
   forms: readonly { id: string; title: string }[]
-  /** The forms picked; none: every form. */
+  /** Whether the site has more forms than the picker lists: then a field takes any form's id. */
+  moreForms: boolean
+  /** The forms picked in the list; none (and no id typed): every form. */
   picked: readonly string[]
+  /** The form ids typed in the field, as typed. */
+  formIds: string
 }
 
 function scopeChoices(choices: KeyChoices): SafeHtml {
@@ -163,16 +169,35 @@ function scopeChoices(choices: KeyChoices): SafeHtml {
       </div>`,
       )}
     </fieldset>
-    ${
-      choices.offered.includes('submissions:read') && choices.forms.length > 0
-        ? html`<div class="field">
+    ${choices.offered.includes('submissions:read') && choices.forms.length > 0 ? formChoices(choices) : ''}`
+}
+
+/**
+ * The forms a key's submissions may be narrowed to: a list of the first forms by title and, on a
+ * site with more, a field for any form's ids, so that no form is out of reach and no page unbounded.
+ */
+function formChoices(choices: KeyChoices): SafeHtml {
+  const { forms, moreForms } = choices
+  const cut = moreForms
+    ? ` The list shows the first ${forms.length.toLocaleString('en')} forms by title; the field below takes any form's id. Pick none and give no id for every form.`
+    : ' Pick none for every form.'
+  return html`<div class="field">
       <label for="field-forms">Submissions of these forms only (optional)</label>
-      <p class="hint" id="field-forms-hint">Pick the forms whose submissions the key may read (hold Ctrl or ⌘ to pick several). Pick none for every form.</p>
-      <select id="field-forms" name="forms" multiple size="${Math.min(8, Math.max(3, choices.forms.length))}" aria-describedby="field-forms-hint">${choices.forms.map(
+      <p class="hint" id="field-forms-hint">Pick the forms whose submissions the key may read (hold Ctrl or ⌘ to pick several).${cut}</p>
+      <select id="field-forms" name="forms" multiple size="${Math.min(8, Math.max(3, forms.length))}" aria-describedby="field-forms-hint">${forms.map(
         (form) =>
           html`<option value="${form.id}"${choices.picked.includes(form.id) ? html` selected` : ''}>${form.title} (${form.id})</option>`,
       )}</select>
-    </div>`
+    </div>
+    ${
+      moreForms
+        ? textField({
+            name: 'formIds',
+            label: 'Submissions of these forms only, by id (optional)',
+            value: choices.formIds,
+            autocomplete: 'off',
+            hint: `The ids of any forms, in the list above or not, separated by commas or spaces (e.g. form_contact, form_newsletter); up to ${MAX_KEY_FORMS} forms in all. Each form's page shows its id as “Form id for the API”.`,
+          })
         : ''
     }`
 }

@@ -61,9 +61,22 @@ export async function formTitles(db: Executor, ids: readonly string[]): Promise<
   return new Map(rows.map((form) => [form.id, form.title]))
 }
 
-/** Up to 1000 forms by title, for the dashboard's key form picker. */
-export function formChoices(db: Executor) {
-  return db.selectFrom('forms').select(['id', 'title']).orderBy('title').orderBy('id').limit(1000).execute()
+/**
+ * The first `limit` forms by title, for the dashboard's key form picker, and whether there are more
+ * (one row beyond the limit says so without counting the table).
+ */
+export async function formChoices(
+  db: Executor,
+  limit: number,
+): Promise<{ forms: { id: string; title: string }[]; more: boolean }> {
+  const rows = await db
+    .selectFrom('forms')
+    .select(['id', 'title'])
+    .orderBy('title')
+    .orderBy('id')
+    .limit(limit + 1)
+    .execute()
+  return { forms: rows.slice(0, limit), more: rows.length > limit }
 }
 
 /** The title and intake settings of form `id`, for the email of one of its submissions. */
