@@ -143,21 +143,21 @@ const describe = (value: unknown) => JSON.stringify(value)?.slice(0, 80) ?? Stri
 /**
  * Reads intake settings as given, filling in the defaults. Returns the settings and every problem
  * found, each naming its setting (`allowedOrigins[1] must be an origin…`); settings with problems
- * must not be stored.
+ * must not be stored. A setting of the wrong type is named for its type alone, and the others are
+ * still checked for what their type cannot say, so that one run lists everything to fix.
  */
 export function readIntakeSettings(input: unknown): { settings: IntakeSettings; problems: string[] } {
   const problems: string[] = []
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return { settings: { ...DEFAULT_INTAKE }, problems: ['must be a JSON object'] }
   }
-  if (!Value.Check(IntakeSettingsInputSchema, input)) {
-    for (const error of Value.Errors(IntakeSettingsInputSchema, input)) {
-      const where = error.path.slice(1).replaceAll('/', '.') || 'intake'
-      problems.push(`${where}: ${error.message.toLowerCase()} (got ${describe(error.value)})`)
-    }
-    return { settings: { ...DEFAULT_INTAKE }, problems: [...new Set(problems)] }
+  const typeProblems = new Set<string>()
+  for (const error of Value.Errors(IntakeSettingsInputSchema, input)) {
+    const where = error.path.slice(1).replaceAll('/', '.') || 'intake'
+    typeProblems.add(`${where}: ${error.message.toLowerCase()} (got ${describe(error.value)})`)
   }
-  const given = input as Static<typeof IntakeSettingsInputSchema>
+  problems.push(...typeProblems)
+  const given = wellTypedSettings(input as Record<string, unknown>)
   const settings: IntakeSettings = {
     enabled: given.enabled ?? DEFAULT_INTAKE.enabled,
     allowedOrigins: given.allowedOrigins ?? [],
@@ -201,6 +201,18 @@ export function readIntakeSettings(input: unknown): { settings: IntakeSettings; 
     settings.fields.push(read)
   })
   return { settings, problems }
+}
+
+/**
+ * The settings of `input` whose own value has its schema's type; the others are left out, their
+ * type problem being all there is to say of them (their rules would only repeat it).
+ */
+function wellTypedSettings(input: Record<string, unknown>): Static<typeof IntakeSettingsInputSchema> {
+  const given: Record<string, unknown> = {}
+  for (const [name, schema] of Object.entries(IntakeSettingsInputSchema.properties)) {
+    if (Object.hasOwn(input, name) && Value.Check(schema, input[name])) given[name] = input[name]
+  }
+  return given as Static<typeof IntakeSettingsInputSchema>
 }
 
 function readFieldDefinition(value: unknown, where: string, problems: string[]): FieldDefinition | null {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { readForm, readFormInput } from './form.js'
+import { readForm, readFormInput, readIntakeSettings } from './form.js'
 import { readPage, readPageInput } from './page.js'
 import { checkRedirectInput, readRedirect } from './redirect.js'
 import { readNotes, readSubmission } from './submission.js'
@@ -79,6 +79,57 @@ describe('one reader per resource, each face in its own words', () => {
     })
     expect(readForm({ title: 'Contact', intake: { enabled: 'yes' } }).problems).toEqual([
       { field: 'intake', message: 'enabled: expected boolean (got "yes")' },
+    ])
+  })
+
+  it('checks the rules of every intake setting of the right type, beside the settings of the wrong type', () => {
+    expect(
+      readIntakeSettings({ enabled: 'yes', allowedOrigins: ['not an origin'], retentionDays: 0 }).problems,
+    ).toEqual([
+      'enabled: expected boolean (got "yes")',
+      'allowedOrigins[0] must be an origin such as https://www.example.com, with no path (got "not an origin")',
+      'retentionDays must be an integer from 1 to 36500, or null (got 0)',
+    ])
+    expect(
+      readIntakeSettings({
+        storeIpAddress: 1,
+        redirectUrl: 'no place',
+        notifyEmails: ['not an address'],
+        fields: [{ name: '_secret', type: 'text' }],
+        colour: 'red',
+      }).problems,
+    ).toEqual([
+      'colour: unexpected property (got "red")',
+      'storeIpAddress: expected boolean (got 1)',
+      'redirectUrl must be an absolute http(s) URL or a path starting with / (got "no place")',
+      'notifyEmails[0] must be one plain email address such as owner@example.com (got "not an address")',
+      'fields[0].name must not begin with _ (such names are control fields, never stored)',
+    ])
+  })
+
+  it('names an intake setting of the wrong type once, for its type alone', () => {
+    expect(
+      readIntakeSettings({
+        allowedOrigins: [1, 'not an origin'],
+        notifyEmails: 'owner',
+        retentionDays: 1.5,
+        fields: { name: 'email' },
+      }).problems,
+    ).toEqual([
+      'allowedOrigins.0: expected string (got 1)',
+      'retentionDays: expected union value (got 1.5)',
+      'notifyEmails: expected array (got "owner")',
+      'fields: expected array (got {"name":"email"})',
+    ])
+  })
+
+  it('gives an import every problem of an intake in one run', () => {
+    expect(readForm({ title: 'Contact', intake: { enabled: 'yes', retentionDays: 0 } }).problems).toEqual([
+      {
+        field: 'intake',
+        message:
+          'enabled: expected boolean (got "yes"); retentionDays must be an integer from 1 to 36500, or null (got 0)',
+      },
     ])
   })
 

@@ -478,6 +478,66 @@ describe('refusing a JSON file', () => {
     ])
   })
 
+  it('refuses a page path used twice on a page that has other problems too, comparing no unreadable path', async () => {
+    await buildPage(db, { id: 'page_existing', path: '/taken' })
+    const error = await refusal(
+      importer.importFile(
+        jsonFile({
+          pages: [
+            { title: 'A', slug: 'a', path: '/a' },
+            { title: ' ', slug: 'a', path: '/a' },
+            { title: 'Taken', slug: 'taken', path: '/taken', publishedAt: 'soon' },
+            { title: 'B', slug: 'b', path: 'b' },
+            { title: 'B again', slug: 'b', path: 'b' },
+          ],
+        }),
+      ),
+    )
+    expect(error.problems).toEqual([
+      'pages[1].title: must not be empty',
+      "pages[1].path: '/a' is already the path of the page at pages[0]",
+      'pages[2].publishedAt: must be an ISO 8601 date-time such as 2024-01-05T10:00:00Z or null (got "soon")',
+      "pages[2].path: '/taken' is already the path of page 'page_existing' in the database",
+      "pages[3].path: must start with '/'",
+      "pages[4].path: must start with '/'",
+    ])
+  })
+
+  it('judges page paths by the later of two records with one id, even when the later has problems', async () => {
+    await buildPage(db, { id: 'page_existing', path: '/taken' })
+    const error = await refusal(
+      importer.importFile(
+        jsonFile({
+          pages: [
+            { id: 'page_a', title: 'A', slug: 'a', path: '/taken' },
+            { id: 'page_a', title: '', slug: 'a', path: '/a' },
+            { id: 'page_b', title: 'B', slug: 'b', path: '/taken' },
+            { id: 'page_b', title: 'B', slug: 'b', path: 'b' },
+          ],
+        }),
+      ),
+    )
+    expect(error.problems).toEqual([
+      'pages[1].title: must not be empty',
+      "pages[3].path: must start with '/'",
+    ])
+  })
+
+  it('lets a submission name a form of the file that has problems, blaming only the form', async () => {
+    const error = await refusal(
+      importer.importFile(
+        jsonFile({
+          forms: [{ id: 'form_a', title: '', isActive: 'yes' }],
+          submissions: [{ formId: 'form_a', data: {} }],
+        }),
+      ),
+    )
+    expect(error.problems).toEqual([
+      'forms[0].title: must not be empty',
+      'forms[0].isActive: must be true or false (got "yes")',
+    ])
+  })
+
   it('lets pages swap their paths in one import', async () => {
     await buildPage(db, { id: 'page_a', path: '/a' })
     await buildPage(db, { id: 'page_b', path: '/b' })
@@ -576,5 +636,26 @@ describe("a form record's intake", () => {
     ])
       expect(error.problems[0]).toContain(part)
     expect((await contentSnapshot(db)).forms).toEqual([])
+  })
+
+  it('names a setting of the wrong type and what breaks the rules of the others, in one run', async () => {
+    const error = await refusal(
+      importer.importFile(
+        jsonFile({
+          forms: [
+            {
+              id: 'form_a',
+              title: 'A',
+              intake: { enabled: 'yes', allowedOrigins: ['not an origin'], retentionDays: 0 },
+            },
+          ],
+        }),
+      ),
+    )
+    expect(error.problems).toEqual([
+      'forms[0].intake: enabled: expected boolean (got "yes"); ' +
+        'allowedOrigins[0] must be an origin such as https://www.example.com, with no path (got "not an origin"); ' +
+        'retentionDays must be an integer from 1 to 36500, or null (got 0)',
+    ])
   })
 })

@@ -319,8 +319,7 @@ describe('refusing an NDJSON file', () => {
     expect(error.problems).toEqual([
       "line 1 (submission): formId 'form_ghost' does not exist",
       'line 2 (form): isActive must be true or false (got "yes")',
-      // The form on line 2 is refused, so nothing it would have created can be referred to.
-      "line 3 (submission): formId 'form_real' does not exist",
+      // The form on line 2 has a problem of its own, but it is in the file: line 3 names it rightly.
       "line 4 (submission): formId 'form_ghost' does not exist",
     ])
   })

@@ -79,6 +79,30 @@ describe('importing redirects', () => {
     ])
   })
 
+  it('refuses a fromPath that the file already redirects when the record has another problem too', async () => {
+    const error = await refusal(
+      importer.importFile(
+        ndjsonFile([
+          { fromPath: '/old', toPath: '/a' },
+          { fromPath: '/old', toPath: '/b', type: 'forever' },
+        ]),
+      ),
+    )
+    expect(error.problems).toEqual([
+      "line 2 (redirect): type must be 'permanent' or 'temporary' (got \"forever\")",
+      "line 2 (redirect): fromPath '/old' is already redirected by the redirect at line 1",
+    ])
+  })
+
+  it('refuses a stored fromPath on a record whose toPath is refused, following it nowhere', async () => {
+    await buildRedirect(db, { id: 'redirect_stored', fromPath: '/old', toPath: '/a' })
+    const error = await refusal(importer.importFile(ndjsonFile([{ fromPath: '/old', toPath: 'new' }])))
+    expect(error.problems).toEqual([
+      "line 1 (redirect): toPath must start with '/'",
+      "line 1 (redirect): fromPath '/old' is already redirected by redirect 'redirect_stored' in the database",
+    ])
+  })
+
   it('treats paths as exact and case-sensitive when checking that fromPath is unique', async () => {
     await buildRedirect(db, { fromPath: '/old', toPath: '/a' })
     const result = await importer.importFile(
@@ -145,6 +169,21 @@ describe('importing redirects', () => {
       ),
     )
     expect(error.problems).toEqual(['line 2 (redirect): toPath creates a redirect loop: /a → /b → /c → /a'])
+  })
+
+  it('refuses a loop through a record that has another problem too', async () => {
+    const error = await refusal(
+      importer.importFile(
+        ndjsonFile([
+          { fromPath: '/a', toPath: '/b', isActive: 'yes' },
+          { fromPath: '/b', toPath: '/a' },
+        ]),
+      ),
+    )
+    expect(error.problems).toEqual([
+      'line 1 (redirect): isActive must be true or false (got "yes")',
+      'line 1 (redirect): toPath creates a redirect loop: /a → /b → /a',
+    ])
   })
 
   it('refuses a redirect to itself', async () => {

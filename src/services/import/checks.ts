@@ -77,6 +77,7 @@ export async function checkPagePaths(
   const holders = new Uint32Array(pages.size)
   let holderCount = 0
   for (const slot of pages.inFileOrder()) {
+    if (!pages.isRead(slot, 'path')) continue
     const path = pages.valueAt(slot, 'path')
     const holder = holderOf[path] as number
     if (holder !== -1) {
@@ -128,7 +129,8 @@ export async function checkRedirects(
   const inFileOrder = redirects.inFileOrder()
   const location = (slot: number) => findings.locate(redirects.orderAt(slot), 'redirect')
   const importedFrom = new Uint8Array(paths.size)
-  for (const slot of inFileOrder) importedFrom[redirects.valueAt(slot, 'fromPath')] = 1
+  for (const slot of inFileOrder)
+    if (redirects.isRead(slot, 'fromPath')) importedFrom[redirects.valueAt(slot, 'fromPath')] = 1
   // Stored rows go first, so that a clash is reported on the file's record, which is what can change.
   // Inactive redirects count too: switching one on later must not be able to close a loop.
   const graph = new RedirectGraph(paths)
@@ -144,12 +146,14 @@ export async function checkRedirects(
   /** Per path number: the slot of the file's record that redirects it in the graph, or -1. */
   const heldBy = new Int32Array(paths.size).fill(-1)
   for (const slot of inFileOrder) {
+    if (!redirects.isRead(slot, 'fromPath')) continue
     const from = redirects.valueAt(slot, 'fromPath')
     const storedId = storedHolders.get(from)
     const earlier = heldBy[from] as number
     if (storedId === undefined && earlier === -1) {
       heldBy[from] = slot
-      graph.addNodes(from, redirects.valueAt(slot, 'toPath'))
+      // A redirect whose toPath could not be read still holds its fromPath, but leads nowhere known.
+      if (redirects.isRead(slot, 'toPath')) graph.addNodes(from, redirects.valueAt(slot, 'toPath'))
       continue
     }
     const other =

@@ -90,6 +90,13 @@ export class ImportPlan implements Findings {
     this.redirects.forgetFields()
   }
 
+  /**
+   * Reports a record's problems and keeps what the checks across records need of it. A record with
+   * problems still takes part in those checks, so that one run lists every problem of the file; only
+   * what could not be read stays out: the whole record when its id could not be read, else each
+   * field with a problem of its own. So a form with problems is still in the file for the
+   * submissions that name it: its own problems are what there is to fix, not theirs.
+   */
   private keep<T extends { id?: string }, F extends string>(
     kept: RecordIndex<F>,
     { draft, problems }: { draft: T; problems: FieldProblem[] },
@@ -97,9 +104,11 @@ export class ImportPlan implements Findings {
     fields: (draft: T) => Record<F, string>,
   ): void {
     for (const problem of problems) this.report(location, problem)
-    // A record with problems is not kept: the import is refused anyway.
-    if (problems.length > 0) return
-    const earlier = kept.keep(RecordIndex.key(draft.id, location.order), location.order, fields(draft))
+    if (problems.some((problem) => problem.field === 'id')) return
+    const values: Record<F, string | undefined> = fields(draft)
+    for (const { field } of problems)
+      if (field !== undefined && Object.hasOwn(values, field)) values[field as F] = undefined
+    const earlier = kept.keep(RecordIndex.key(draft.id, location.order), location.order, values)
     if (earlier !== undefined) {
       this.warn(location, {
         message: `id '${draft.id}' also appears at ${describeLocation(this.locate(earlier, kept.kind))}; this later record wins`,

@@ -1,6 +1,9 @@
 import { grown, StringTable } from '../../string-table.js'
 import type { ImportKind } from './kinds.js'
 
+/** The value number of a field that could not be read (the value table numbers from 0). */
+const UNREAD = -1
+
 /**
  * The forms, pages or redirects of an import between its two passes, kept compactly: what the checks
  * across records need (ids, the order of each id's last record, a few fields such as paths), not
@@ -10,7 +13,8 @@ import type { ImportKind } from './kinds.js'
  * pass reads the records from the file again.
  *
  * A record's slot is the number of its key: its id, or `#<order>` when it has none (`#` is outside
- * the id alphabet, so such a key never meets a real id).
+ * the id alphabet, so such a key never meets a real id). A kept field that could not be read
+ * (the record has a problem there) has no value: the checks of that field leave the record out.
  */
 export class RecordIndex<Field extends string = never> {
   private readonly keys = new StringTable()
@@ -51,9 +55,9 @@ export class RecordIndex<Field extends string = never> {
 
   /**
    * Keeps a record; a later record with the same key replaces the earlier one, whose order is
-   * returned (to warn about it).
+   * returned (to warn about it). A field given as `undefined` could not be read ({@link isRead}).
    */
-  keep(key: string, order: number, fields: Readonly<Record<Field, string>>): number | undefined {
+  keep(key: string, order: number, fields: Readonly<Record<Field, string | undefined>>): number | undefined {
     const known = this.keys.size
     const slot = this.keys.intern(key)
     if (slot >= this.orders.length) {
@@ -63,8 +67,11 @@ export class RecordIndex<Field extends string = never> {
     }
     const earlier = slot < known ? this.orders[slot] : undefined
     this.orders[slot] = order
-    for (const field of this.fields)
-      (this.fieldValues[field] as Int32Array)[slot] = this.values.intern(fields[field])
+    for (const field of this.fields) {
+      const value = fields[field]
+      ;(this.fieldValues[field] as Int32Array)[slot] =
+        value === undefined ? UNREAD : this.values.intern(value)
+    }
     return earlier
   }
 
@@ -97,6 +104,11 @@ export class RecordIndex<Field extends string = never> {
   /** The order of a slot's record. */
   orderAt(slot: number): number {
     return this.orders[slot] as number
+  }
+
+  /** Whether a kept field of a slot's record could be read; only then has it a value. */
+  isRead(slot: number, field: Field): boolean {
+    return (this.fieldValues[field] as Int32Array)[slot] !== UNREAD
   }
 
   /** The number (in {@link values}) of a kept field of a slot's record. */
