@@ -6,6 +6,17 @@ import { type DashboardClient, signedInClient, textOf } from './support.js'
 
 const KEY_IN_PAGE = /value="(lk_live_[0-9A-Za-z]+)"/
 
+/** Posts the key form with repeated fields, as a browser sends ticked boxes and picked options. */
+async function postKeyForm(admin: DashboardClient, fields: [string, string][]) {
+  await admin.get('/admin/keys/new')
+  return admin.request({
+    method: 'POST',
+    url: '/admin/keys',
+    payload: new URLSearchParams([['_csrf', admin.csrf], ['scopesShown', 'true'], ...fields]).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  })
+}
+
 describe('Organization → API keys: scopes and forms', () => {
   let ctx: TestContext
   let admin: DashboardClient
@@ -18,16 +29,7 @@ describe('Organization → API keys: scopes and forms', () => {
   })
   afterAll(() => ctx.close())
 
-  /** Posts the key form with repeated fields, as a browser sends ticked boxes and picked options. */
-  const post = async (fields: [string, string][]) => {
-    await admin.get('/admin/keys/new')
-    return admin.request({
-      method: 'POST',
-      url: '/admin/keys',
-      payload: new URLSearchParams([['_csrf', admin.csrf], ['scopesShown', 'true'], ...fields]).toString(),
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    })
-  }
+  const post = (fields: [string, string][]) => postKeyForm(admin, fields)
   /** The key the "created" page shows once, and the path of its example request. */
   const createdPage = async () => {
     const res = await admin.get('/admin/keys/created')
@@ -171,20 +173,7 @@ describe('Organization → API keys: forms beyond the picker on a site with more
   })
   afterAll(() => ctx.close())
 
-  const post = async (fields: [string, string][]) => {
-    await admin.get('/admin/keys/new')
-    return admin.request({
-      method: 'POST',
-      url: '/admin/keys',
-      payload: new URLSearchParams([
-        ['_csrf', admin.csrf],
-        ['scopesShown', 'true'],
-        ['scopes', 'submissions:read'],
-        ...fields,
-      ]).toString(),
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    })
-  }
+  const post = (fields: [string, string][]) => postKeyForm(admin, [['scopes', 'submissions:read'], ...fields])
 
   it("says the list shows the first 1,000 forms by title and offers a labelled field for any form's id", async () => {
     const res = await admin.get('/admin/keys/new')
