@@ -169,8 +169,9 @@ const ERROR_STATUSES: Record<number, ErrorStatus> = {
   },
   414: {
     name: 'UriTooLong',
-    description: 'The URL is longer than 8 KiB.',
-    headers: headers(['X-Request-Id']),
+    description:
+      "The URL is longer than 8 KiB. A valid key's request is counted and carries its rate-limit headers, unless the URL is so long (over 16 KiB with the headers) that the request was refused before its headers were read.",
+    headers: headers(['X-Request-Id'], RATE_LIMIT_HEADERS),
     examples: { uri_too_long: 'The request URL is too long' },
   },
   429: {
