@@ -237,6 +237,55 @@ describe('a form’s intake in the dashboard', () => {
     })
   })
 
+  it('names days that are not a whole number together with every other setting’s problem in one save, storing nothing', async () => {
+    const form = await buildForm(ctx.database.db, { title: 'Survey' })
+    const auditBefore = await lastAudit()
+    const bad = await admin.post(`/admin/forms/${form.id}/intake`, {
+      enabled: 'true',
+      allowedOrigins: 'https://www.example.com/contact',
+      redirectUrl: 'javascript:alert(1)',
+      retentionDays: 'two <b>weeks</b>',
+      notifyEmails: 'not an address',
+    })
+    expect(bad.statusCode).toBe(422)
+    const summary = /class="alert error"[\s\S]*?<ul>([\s\S]*?)<\/ul>/.exec(bad.body)?.[1] ?? ''
+    // In the order of the page, and the days in the editor's words, not the schema's.
+    expect([...summary.matchAll(/<li>(.*?)<\/li>/g)].map((match) => match[1])).toEqual([
+      'Allowed origins: line 1 must be an origin such as https://www.example.com, with no path (got &quot;https://www.example.com/contact&quot;)',
+      'After sending, go to: must be an absolute http(s) URL or a path starting with / (got &quot;javascript:alert(1)&quot;)',
+      'Delete submissions after: must be a whole number of days, or empty',
+      'Email each new submission to: line 1 must be one plain email address such as owner@example.com (got &quot;not an address&quot;)',
+    ])
+    expect(textOf(bad)).toContain('There are 4 problems')
+    for (const member of ['allowedOrigins', 'redirectUrl', 'retentionDays', 'notifyEmails'])
+      expect(bad.body).toContain(`id="field-${member}-problem"`)
+    expect(textOf(bad)).toContain('Must be a whole number of days, or empty to keep submissions.')
+    expect(bad.body).toContain('value="two &lt;b&gt;weeks&lt;/b&gt;"')
+    expect(await settingsOf(form.id)).toMatchObject({
+      enabled: false,
+      allowedOrigins: [],
+      retentionDays: null,
+    })
+    expect(await lastAudit()).toEqual(auditBefore)
+
+    // With every other setting good, the days alone still keep the whole save from being stored.
+    const alone = await admin.post(`/admin/forms/${form.id}/intake`, {
+      enabled: 'true',
+      allowedOrigins: 'https://www.example.com',
+      retentionDays: '1.5',
+    })
+    expect(alone.statusCode).toBe(422)
+    expect(textOf(alone)).toContain(
+      'There is a problem Delete submissions after: must be a whole number of days',
+    )
+    expect(await settingsOf(form.id)).toMatchObject({
+      enabled: false,
+      allowedOrigins: [],
+      retentionDays: null,
+    })
+    expect(await lastAudit()).toEqual(auditBefore)
+  })
+
   it('explains what keeping IP addresses and deleting after some days mean, and says when no mail is sent', async () => {
     const form = await buildForm(ctx.database.db)
     const text = textOf(await admin.get(`/admin/forms/${form.id}/intake`))

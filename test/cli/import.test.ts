@@ -105,6 +105,29 @@ describe('lectern import', () => {
     expect(await count('submissions')).toBe(0)
   })
 
+  it('prints the warnings of a refused import too, before the refusal and its problems', async () => {
+    const file = join(ctx.dir, 'refused.json')
+    writeFileSync(
+      file,
+      JSON.stringify({
+        forms: [
+          { id: 'form_a', title: 'First' },
+          { id: 'form_a', title: 'Second' },
+        ],
+        pages: [{ title: 'No path', slug: 'no-path' }],
+      }),
+    )
+    const result = await cli(['import', file])
+    expect(result.code).toBe(1)
+    expect(result.stdout).toBe('')
+    expect(result.stderr.trim().split('\n')).toEqual([
+      "warning: forms[1]: id 'form_a' also appears at forms[0]; this later record wins",
+      expect.stringMatching(/^lectern: Import refused: 1 problem, nothing was written \(database .+\)$/),
+      '  - pages[0].path: is required',
+    ])
+    expect(await count('forms')).toBe(0)
+  })
+
   it('says what it expected of a line or a file that is not JSON at all', async () => {
     const ndjson = join(ctx.dir, 'notes.ndjson')
     writeFileSync(ndjson, `${JSON.stringify({ kind: 'form', title: 'Fine' })}\n\nnot json\n`)

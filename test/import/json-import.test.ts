@@ -556,6 +556,36 @@ describe('refusing a JSON file', () => {
     ])
   })
 
+  it('keeps the warnings of a refused import on its error, so that one run shows them with the problems', async () => {
+    const error = await refusal(
+      importer.importFile(
+        jsonFile({
+          forms: [
+            { id: 'form_a', title: 'First' },
+            { id: 'form_a', title: 'Second' },
+          ],
+          pages: [{ title: 'No path', slug: 'no-path' }],
+        }),
+      ),
+    )
+    expect(error.problems).toEqual(['pages[0].path: is required'])
+    expect(error.warnings).toEqual(["forms[1]: id 'form_a' also appears at forms[0]; this later record wins"])
+    expect((await contentSnapshot(db)).forms).toEqual([])
+  })
+
+  it('lists the first 100 warnings of a refused import and counts the rest, as it does its problems', async () => {
+    const forms = Array.from({ length: 151 }, (_, i) => ({ id: 'form_a', title: `Form ${i}` }))
+    const error = await refusal(
+      importer.importFile(jsonFile({ forms, pages: [{ title: 'No path', slug: 'x' }] })),
+    )
+    expect(error.warnings).toHaveLength(101)
+    expect(error.warnings[0]).toBe("forms[1]: id 'form_a' also appears at forms[0]; this later record wins")
+    expect(error.warnings[99]).toBe(
+      "forms[100]: id 'form_a' also appears at forms[99]; this later record wins",
+    )
+    expect(error.warnings[100]).toBe('…and 50 more warnings')
+  })
+
   it('lists the first 100 problems and counts the rest', async () => {
     const forms = Array.from({ length: 150 }, () => ({ title: 42 }))
     const error = await refusal(importer.importFile(jsonFile({ forms })))

@@ -232,53 +232,67 @@ export function registerFormIntakeRoutes(
       notifyEmails: field(request, 'notifyEmails'),
     }
     const current = await settingsOf(form.id)
-    const problems: Partial<Record<IntakeMember, string>> = {}
-    const summary: string[] = []
     const days = numberOf(values.retentionDays)
+    const problems: Partial<Record<IntakeMember, string>> = {}
+    const said: { member: IntakeMember | undefined; text: string }[] = []
     // The shared schema would say "expected integer" of "two weeks": said here in the editor's words.
+    // The text is still passed on, so the service refuses it (storing nothing) and names the
+    // problems of every other setting in the same answer.
     if (typeof days === 'string') {
       problems.retentionDays = 'Must be a whole number of days, or empty to keep submissions.'
-      summary.push(`${MEMBER_LABELS.retentionDays}: must be a whole number of days, or empty`)
-    } else {
-      try {
-        await intake.updateSettings(
-          form.id,
-          {
-            enabled: values.enabled,
-            allowedOrigins: itemsOf(values.allowedOrigins),
-            redirectUrl: values.redirectUrl === '' ? null : values.redirectUrl,
-            storeIpAddress: values.storeIpAddress,
-            retentionDays: days,
-            notifyEmails: itemsOf(values.notifyEmails),
-            fields: current.fields,
-          },
-          actorOf(request),
-        )
-        return done(request, reply, url`/admin/forms/${form.id}/intake`, {
-          kind: 'success',
-          text: `Intake settings of “${form.title}” saved${values.enabled ? '' : ': it takes no submissions'}.`,
-        })
-      } catch (error) {
-        if (!(error instanceof ValidationError)) throw error
-        for (const problem of error.problems) {
-          // `notifyEmails[1] must be…` is beside the addresses, as "Line 2 must be…".
-          const match = /^([A-Za-z]+)(?:\[([0-9]+)\])?:? (.*)$/.exec(problem)
-          const member = match
-            ? (Object.keys(values) as IntakeMember[]).find((key) => key === match[1])
-            : undefined
-          if (!match || member === undefined) {
-            summary.push(problem)
-            continue
-          }
-          const text =
-            match[2] === undefined
-              ? capitalized(match[3] as string)
-              : `Line ${Number(match[2]) + 1} ${match[3]}`
-          problems[member] ??= text
-          summary.push(`${MEMBER_LABELS[member]}: ${text.charAt(0).toLowerCase()}${text.slice(1)}`)
+      said.push({
+        member: 'retentionDays',
+        text: `${MEMBER_LABELS.retentionDays}: must be a whole number of days, or empty`,
+      })
+    }
+    try {
+      await intake.updateSettings(
+        form.id,
+        {
+          enabled: values.enabled,
+          allowedOrigins: itemsOf(values.allowedOrigins),
+          redirectUrl: values.redirectUrl === '' ? null : values.redirectUrl,
+          storeIpAddress: values.storeIpAddress,
+          retentionDays: days,
+          notifyEmails: itemsOf(values.notifyEmails),
+          fields: current.fields,
+        },
+        actorOf(request),
+      )
+      return done(request, reply, url`/admin/forms/${form.id}/intake`, {
+        kind: 'success',
+        text: `Intake settings of “${form.title}” saved${values.enabled ? '' : ': it takes no submissions'}.`,
+      })
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error
+      for (const problem of error.problems) {
+        // `notifyEmails[1] must be…` is beside the addresses, as "Line 2 must be…".
+        const match = /^([A-Za-z]+)(?:\[([0-9]+)\])?:? (.*)$/.exec(problem)
+        const member = match
+          ? (Object.keys(values) as IntakeMember[]).find((key) => key === match[1])
+          : undefined
+        if (!match || member === undefined) {
+          said.push({ member: undefined, text: problem })
+          continue
         }
+        // Already said above, in the editor's words.
+        if (member === 'retentionDays' && typeof days === 'string') continue
+        const text =
+          match[2] === undefined
+            ? capitalized(match[3] as string)
+            : `Line ${Number(match[2]) + 1} ${match[3]}`
+        problems[member] ??= text
+        said.push({
+          member,
+          text: `${MEMBER_LABELS[member]}: ${text.charAt(0).toLowerCase()}${text.slice(1)}`,
+        })
       }
     }
+    // The summary follows the page, top to bottom; what names no setting comes last.
+    const order = Object.keys(values)
+    const rank = (member: IntakeMember | undefined) =>
+      member === undefined ? order.length : order.indexOf(member)
+    const summary = said.sort((a, b) => rank(a.member) - rank(b.member)).map(({ text }) => text)
     return sendPage(
       reply,
       intakeSettingsPage({

@@ -11,14 +11,24 @@ export const MAX_LISTED_PROBLEMS = 100
 export class ImportError extends ValidationError {
   /** How many problems were found in all, listed or not. */
   readonly problemCount: number
+  /**
+   * What the file's check found worth a look besides its problems (an id that appears twice, a
+   * redirect chain), listed like a successful import's warnings, so that one run shows them all.
+   */
+  readonly warnings: readonly string[]
 
-  constructor(problems: readonly string[], problemCount: number = problems.length) {
+  constructor(
+    problems: readonly string[],
+    problemCount: number = problems.length,
+    warnings: readonly string[] = [],
+  ) {
     super(
       `Import refused: ${problemCount} ${plural(problemCount, 'problem')}, nothing was written`,
       firstAndRemainder(problems, MAX_LISTED_PROBLEMS, 'problem', problemCount),
     )
     this.name = 'ImportError'
     this.problemCount = problemCount
+    this.warnings = warnings
   }
 }
 

@@ -52,7 +52,8 @@ export type ImporterOptions = BulkWriteOptions
 
 /**
  * The content importer (docs/cli.md, "Import format"). It validates everything first, then writes everything in one
- * transaction, or throws {@link ImportError} listing every problem and writes nothing.
+ * transaction, or throws {@link ImportError} listing every problem (and the warnings a successful
+ * import would have returned) and writes nothing.
  */
 export function createImporter(db: Kysely<Database>, options: ImporterOptions = {}) {
   return {

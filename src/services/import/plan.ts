@@ -120,7 +120,7 @@ export class ImportPlan implements Findings {
 /**
  * The validating pass: reads every record of `source`, then runs the checks that need them all
  * (form references, unique page paths, redirect rules). Throws {@link ImportError} listing every
- * problem, or returns what to write.
+ * problem (and the warnings found on the way), or returns what to write.
  */
 export async function planImport(db: Kysely<Database>, source: RecordSource): Promise<ImportPlan> {
   if (source.fileProblems.length > 0) {
@@ -130,6 +130,8 @@ export async function planImport(db: Kysely<Database>, source: RecordSource): Pr
   const plan = new ImportPlan(await allFormIds(db), source)
   for await (const batch of source.entries()) for (const entry of batch) plan.accept(entry)
   await plan.finish(db, source)
-  if (plan.problems.total > 0) throw new ImportError(plan.problems.texts(), plan.problems.total)
+  if (plan.problems.total > 0) {
+    throw new ImportError(plan.problems.texts(), plan.problems.total, plan.warnings.listed('warning'))
+  }
   return plan
 }
