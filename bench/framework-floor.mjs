@@ -1,0 +1,128 @@
+// Where a hot list's time goes: Lectern against the bare `node:http` server (the machine's floor)
+// and against the framework's floor (`lib/framework-server.mjs`: Fastify answering the same bytes
+// through the same shape of hooks, with none of Lectern's own work), in alternating runs on the
+// same cores. Prints each server's req/s and CPU per request (from /proc), their medians, and what
+// the framework and Lectern's own code each add to the bare server's CPU per request.
+//
+// On a copy of the 1k dataset's SQLite file (generated and imported on first use, as `npm run bench`
+// does). Run `npm run build` first: this measures dist/.
+//
+//   node bench/framework-floor.mjs                 # the submissions hot list, 6 rounds of 4 s
+//   BENCH_LIST=forms BENCH_ROUNDS=10 node bench/framework-floor.mjs
+import { spawn } from 'node:child_process'
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { readConfig } from './lib/config.mjs'
+import { ensureDataset } from './lib/dataset.mjs'
+import { ensureSqliteDatabase } from './lib/imports.mjs'
+import { createApiKey, fetchRaw, ROOT, startLectern, waitUntilReady } from './lib/lectern.mjs'
+import { freePort, LOAD_CPU, onCpu, processCpuMs, SERVER_CPU, stopProcess } from './lib/processes.mjs'
+import { median } from './lib/stats.mjs'
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
+const SECONDS = Number(process.env.BENCH_DURATION ?? 4)
+const LIST = process.env.BENCH_LIST ?? 'submissions'
+
+const config = readConfig()
+const log = (message) => process.stderr.write(`[framework-floor] ${message}\n`)
+
+/** One replaying server (bare or framework) on the server's core, answering `fixtureFile`'s bytes. */
+async function startReplay(script, fixtureFile) {
+  const port = await freePort()
+  const [command, args] = onCpu(SERVER_CPU, process.execPath, [
+    join(ROOT, 'bench', 'lib', script),
+    fixtureFile,
+    String(port),
+  ])
+  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+  await waitUntilReady(port, '/', child)
+  return { port, pid: child.pid, stop: () => stopProcess(child) }
+}
+
+/** One closed-loop run (10 connections) on the load generator's core: req/s and the server's CPU per request. */
+function measure(server, path, key) {
+  const options = {
+    port: server.port,
+    path,
+    headers: { authorization: `Bearer ${key}` },
+    connections: 10,
+    duration: SECONDS,
+    warmup: 1,
+  }
+  const [command, args] = onCpu(LOAD_CPU, process.execPath, [
+    join(ROOT, 'bench', 'lib', 'load-worker.mjs'),
+    JSON.stringify(options),
+  ])
+  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
+  let cpuBefore = null
+  let output = ''
+  child.stdout.on('data', (chunk) => {
+    output += chunk
+    if (cpuBefore === null && output.includes('MEASURING\n')) cpuBefore = processCpuMs(server.pid)
+  })
+  return new Promise((resolve, reject) => {
+    child.on('close', (code) => {
+      const cpuAfter = processCpuMs(server.pid)
+      const line = output.split('\n').find((l) => l.startsWith('RESULT '))
+      if (code !== 0 || line === undefined || cpuBefore === null)
+        return reject(new Error(`load generator failed (${code})`))
+      const result = JSON.parse(line.slice('RESULT '.length))
+      if (result.non2xx > 0 || result.errors > 0)
+        return reject(new Error(`${result.non2xx} non-2xx answers, ${result.errors} errors`))
+      resolve({
+        reqPerSec: result.requests / SECONDS,
+        cpuUsPerRequest: ((cpuAfter - cpuBefore) * 1000) / result.requests,
+      })
+    })
+  })
+}
+
+const dataset = ensureDataset(config.dataDir, config.seed, 1000, log)
+const source = await ensureSqliteDatabase(dataset, config, log)
+const dir = mkdtempSync(join(tmpdir(), 'lectern-framework-floor-'))
+const servers = []
+try {
+  copyFileSync(source.file, join(dir, 'lectern.db'))
+  const url = `sqlite:${join(dir, 'lectern.db')}`
+  const key = await createApiKey(url)
+  const path =
+    LIST === 'forms'
+      ? '/api/v1/forms?page=1&pageSize=20'
+      : `/api/v1/forms/${dataset.description.bigFormId}/submissions?page=1&pageSize=20`
+  const lectern = await startLectern(url)
+  servers.push({ name: 'Lectern', ...lectern })
+  const fixture = await fetchRaw(lectern.port, path, { authorization: `Bearer ${key}` })
+  if (fixture.status !== 200) throw new Error(`${path} answered ${fixture.status}`)
+  const fixtureFile = join(dir, 'fixture.json')
+  writeFileSync(
+    fixtureFile,
+    JSON.stringify({ status: 200, rawHeaders: fixture.rawHeaders, body: fixture.body.toString('base64') }),
+  )
+  servers.push({ name: 'framework', ...(await startReplay('framework-server.mjs', fixtureFile)) })
+  servers.push({ name: 'bare', ...(await startReplay('bare-server.mjs', fixtureFile)) })
+  log(`${LIST} hot list, ${ROUNDS} rounds of ${SECONDS} s, the order reversed each round`)
+  const results = new Map(servers.map((s) => [s.name, []]))
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
+      const result = await measure(server, path, key)
+      results.get(server.name).push(result)
+      log(
+        `${server.name.padEnd(9)} ${String(Math.round(result.reqPerSec)).padStart(6)} req/s ${result.cpuUsPerRequest.toFixed(1).padStart(6)} µs of CPU per request`,
+      )
+    }
+  }
+  const cpu = (name) => median(results.get(name).map((r) => r.cpuUsPerRequest))
+  const rate = (name) => median(results.get(name).map((r) => r.reqPerSec))
+  console.log(`${LIST} hot list, medians of ${ROUNDS} runs of ${SECONDS} s:`)
+  for (const { name } of servers)
+    console.log(
+      `  ${name.padEnd(9)} ${String(Math.round(rate(name))).padStart(6)} req/s (${(rate(name) / rate('bare')).toFixed(2)}× bare), ${cpu(name).toFixed(1)} µs of CPU per request`,
+    )
+  console.log(
+    `  the framework adds ${(cpu('framework') - cpu('bare')).toFixed(1)} µs to the bare server; Lectern's own work ${(cpu('Lectern') - cpu('framework')).toFixed(1)} µs more`,
+  )
+} finally {
+  for (const server of servers) await server.stop()
+  rmSync(dir, { recursive: true, force: true })
+}
