@@ -89,14 +89,8 @@ export function registerApiPipeline(
   const authenticateAndCount = keyCheckAndCount(deps.keys, deps.limiter)
   let policy = { limit: -1, value: '' }
 
-  /**
-   * Authenticates the request's key (or throws its 401) and counts it, writing the rate-limit
-   * headers; the form's state is read with the key when the route names one.
-   */
-  const admit = async (request: FastifyRequest, reply: FastifyReply, formId: string | undefined) => {
-    const checked = await authenticateAndCount(authorizationHeader(request), formId)
-    const { decision } = checked
-    // The limits are the limiter's and never change, so the policy is written once.
+  /** Writes a counted request's rate-limit headers; the limits never change, so the policy is written once. */
+  const writeRateLimitHeaders = (reply: FastifyReply, decision: RateLimitDecision) => {
     if (policy.limit !== decision.limit)
       policy = { limit: decision.limit, value: rateLimitPolicy(decision.limit, deps.perSecond) }
     reply.headers({
@@ -106,7 +100,6 @@ export function registerApiPipeline(
       'RateLimit-Policy': policy.value,
       RateLimit: rateLimitItems(decision),
     })
-    return checked
   }
 
   // One hook for the whole pipeline: each further hook costs every request a turn through
@@ -116,13 +109,14 @@ export function registerApiPipeline(
     const readMethod = READ_METHODS.has(request.method)
     let checked: { key: AuthenticatedKey; decision: RateLimitDecision }
     try {
-      checked = await admit(request, reply, formToRead(request))
+      checked = await authenticateAndCount(authorizationHeader(request), formToRead(request))
     } catch (error) {
       if (!readMethod && error instanceof ApiError) throw methodNotAllowed(request.method)
       throw error
     }
     const { key, decision } = checked
     deps.usage?.count(key.keyId, !decision.allowed)
+    writeRateLimitHeaders(reply, decision)
     if (!decision.allowed) {
       deps.onRateLimited?.()
       throw new ApiError('rate_limit_exceeded', rateLimitMessage(decision, deps.perSecond), {
@@ -145,7 +139,8 @@ export function registerApiPipeline(
   return {
     async countRefused(request, reply) {
       try {
-        const { key } = await admit(request, reply, undefined)
+        const { key, decision } = await authenticateAndCount(authorizationHeader(request), undefined)
+        writeRateLimitHeaders(reply, decision)
         // Answered with the refusal, not a 429, so it is counted as a request of the key.
         deps.usage?.count(key.keyId, false)
       } catch {
