@@ -487,12 +487,12 @@ async function startWriter(
   databaseUrl,
   formId,
   rate,
-  { kind = 'updates', port, home = lecternHome(), paused = false } = {},
+  { kind = 'updates', port, home = lecternHome(), paused = false, sink = false } = {},
 ) {
   // On the load generator's core: its posts are load, like the reads.
   const [command, args] = onCpu(LOAD_CPU, process.execPath, [
     join(ROOT, 'bench', 'lib', 'writer.mjs'),
-    JSON.stringify({ home, databaseUrl, formId, rate, kind, port, paused }),
+    JSON.stringify({ home, databaseUrl, formId, rate, kind, port, paused, sink }),
   ])
   const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
   const kill = () => stopProcess(child)
@@ -550,9 +550,11 @@ async function measure(server, dataset, scenario, target, key, databaseUrl) {
           port: target.port,
           home: target.from,
           paused: scenario.sliceMs !== undefined,
+          // Interleaved posts go to the writer's own sink between the slices that post to the server.
+          sink: scenario.sliceMs !== undefined && scenario.writeKind === 'intake',
         })
       : null
-  // Interleaved: the load generator pauses and resumes the writer, slice by slice.
+  // Interleaved: the load generator turns the writer's posts to the server on and off, slice by slice.
   if (writer && scenario.sliceMs !== undefined)
     load.slices = { ms: scenario.sliceMs, writerPid: writer.pid, serverPid: target.pid }
   let result
@@ -1045,7 +1047,7 @@ async function intakeRun() {
       pacedBy: { sqlite: 1000, postgres: 500 },
     },
     {
-      // One run with the writer paused and resumed in turn (A/B/A/B), slice by slice: both sides of
+      // One run with the writer turned off and on in turn (A/B/A/B), slice by slice: both sides of
       // each pair meet the same machine a fraction of a second apart.
       id: `intake-reads-${config.intakeReadRate}`,
       title: `Hot list of the ${label} form, without and with ${config.intakeReadRate} posts/s`,

@@ -59,7 +59,7 @@ export function readConfig() {
     redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379/13',
     // Reads under writes: visitors' posts through the intake (`intake`) or inbox updates (`updates`).
     writer: oneOf('BENCH_WRITER', ['intake', 'updates'], 'intake'),
-    // Reads under writes: each list's run at each write rate, the writer paused and resumed in
+    // Reads under writes: each list's run at each write rate, the writer turned off and on in
     // slices of `rwSliceMs` (about 120 whole pairs in a full run's 60 s: the 31 pairs of 16 s left
     // the target inside the median's 95% interval in 16 verdicts of 20).
     rwDuration: number('BENCH_RW_DURATION', quick ? 6 : 60),
@@ -69,7 +69,7 @@ export function readConfig() {
     // post rate while the hot list is read.
     intakeClients: number('BENCH_INTAKE_CLIENTS', 100),
     intakeReadRate: number('BENCH_INTAKE_READ_RATE', 200),
-    // The hot list read while the post writer is paused and resumed in slices of `rwSliceMs`.
+    // The hot list read while the post writer is turned off and on in slices of `rwSliceMs`.
     intakeReadsDuration: number('BENCH_INTAKE_READS_DURATION', quick ? 10 : 30),
     // The before/after run: the built tree of the earlier commit, and A/B rounds per measurement.
     beforeDir: process.env.BENCH_BEFORE_DIR || join(ROOT, 'bench', 'data', 'before'),

@@ -238,8 +238,9 @@ function serverTicks(pid) {
 
 /**
  * Reads with and without writes in alternate slices of one run (`slices`: { ms, writerPid,
- * serverPid, guardMs }): the writer is paused in even slices and writes in odd ones, so both sides
- * of each pair meet the same machine a second apart. Answers count for the slice they arrive in,
+ * serverPid, guardMs }): the writer is turned off in even slices (its posts go to its sink, or it
+ * pauses) and writes to the server in odd ones, so both sides of each pair meet the same machine a
+ * fraction of a second apart. Answers count for the slice they arrive in,
  * except in its first and last `guardMs`, while the writer's change takes effect; the server's CPU
  * time is read at each slice's edges.
  */

@@ -72,7 +72,7 @@ function intakeSummary(results) {
           : `| p99 ≤ 50 ms | ${DB[server]} | saturated only, ${posts.connections} clients back to back: p99 ${ms(posts.latencyMs.p99)} ms, p50 ${ms(posts.latencyMs.p50)} ms | ${verdict(posts.latencyMs.p99 <= 50)} |`,
       )
     }
-    // One run reads the hot list while the writer is paused and resumed in turn, slice by slice; the
+    // One run reads the hot list while the writer is turned off and on in turn, slice by slice; the
     // median of the pairs' ratios is judged, so that a disturbed moment does not decide it.
     const reads = results.runs.find(
       (r) => r.server === server && r.scenario.startsWith('intake-reads-') && r.interleaved,

@@ -5,30 +5,54 @@
 //   submission on page 1 of the form, inserted by the server itself, as a site's forms do;
 // - `updates`: marks submissions of the form read and unread in turn (single-row updates through
 //   Lectern's own database layer, as the dashboard's inbox does), for builds without intake.
-// Usage: node writer.mjs '<json options>' with { home, databaseUrl, formId, rate, kind, port, paused }
-// (`databaseUrl` null: posts to the bare server, which stores nothing to delete).
+// Usage: node writer.mjs '<json options>' with { home, databaseUrl, formId, rate, kind, port, paused,
+// sink } (`databaseUrl` null: posts to the bare server, which stores nothing to delete).
 // Prints READY once writing (or, with `paused`, ready to), and on SIGTERM `WROTE <n> <seconds>
-// <failed>`, the seconds being those it was writing (intake posts are then deleted again, so a
-// cached database keeps its dataset's totals). SIGUSR1 starts writing, SIGUSR2 pauses it: the load
-// generator turns it on and off to read with and without writes in alternate slices of one run.
-import { connect } from 'node:net'
+// <failed> <sunk>`, the seconds being those it was writing to the server and <sunk> the posts its
+// sink took (intake posts are then deleted again, so a cached database keeps its dataset's totals).
+// SIGUSR1 starts writing to the server, SIGUSR2 stops it: the load generator turns it on and off to
+// read with and without writes in alternate slices of one run. With `sink` (intake posts only), SIGUSR2 sends the same posts at the
+// same pace to a sink in this process instead of stopping (a socket answering each post 201 with
+// canned bytes, storing nothing): the writer's work on the load generator's core, which it shares,
+// is then the same on both sides of a comparison, and only where its posts land differs.
+import { connect, createServer } from 'node:net'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
-const { home, databaseUrl, formId, rate, kind = 'intake', port, paused = false } = JSON.parse(process.argv[2])
+const {
+  home,
+  databaseUrl,
+  formId,
+  rate,
+  kind = 'intake',
+  port,
+  paused = false,
+  sink: sinking = false,
+} = JSON.parse(process.argv[2])
+if (sinking && kind !== 'intake') throw new Error('a sink takes intake posts only')
 
-/** One write; resolves to whether it was taken (an intake post must be answered 201). */
+/**
+ * One write; resolves to whether it was taken (an intake post must be answered 201), or null for a
+ * post to the sink.
+ */
 let write
 let close = async () => {}
 
+/** Whether writes go to the sink now (paused, with a sink): they are then the sink's, not counted. */
+let toSink = false
+/** The posts the sink answered. */
+let sunkPosts = 0
+
 if (kind === 'intake') {
   const poster = createPoster(port, `/f/${formId}`)
+  const sink = sinking ? createPoster(await startSink(), `/f/${formId}`) : null
   let sequence = 0
   // The submissions posted, deleted again at the end so a cached database keeps its dataset's totals.
   const posted = []
   write = async () => {
     const n = sequence++
-    const answer = await poster.post(
+    const sunk = toSink
+    const answer = await (sunk ? sink : poster).post(
       JSON.stringify({
         name: `Writer ${n}`,
         email: `writer${n}@example.com`,
@@ -36,12 +60,17 @@ if (kind === 'intake') {
       }),
       `10.0.0.${(n % 100) + 1}`,
     )
+    if (sunk) {
+      if (answer?.status === 201) sunkPosts++
+      return null
+    }
     if (answer?.status !== 201) return false
     posted.push(JSON.parse(answer.body).id)
     return true
   }
   close = async () => {
     poster.close()
+    sink?.close()
     // The bare server stores nothing: no database to tidy.
     if (databaseUrl === null) return
     const { openDatabase } = await import(pathToFileURL(join(home, 'dist', 'db', 'database.js')).href)
@@ -97,15 +126,33 @@ process.once('SIGTERM', () => {
   stopping = true
   wake()
 })
+// Posting to the sink keeps the pace of posting to the server: one schedule runs across both.
+let sinkSince = null
+let sinkMs = 0
+const paceMs = () =>
+  writingMs +
+  sinkMs +
+  (since === null ? 0 : performance.now() - since) +
+  (sinkSince === null ? 0 : performance.now() - sinkSince)
 process.on('SIGUSR1', () => {
   if (since !== null) return
+  if (sinkSince !== null) {
+    sinkMs += performance.now() - sinkSince
+    sinkSince = null
+  }
+  toSink = false
   since = performance.now()
   wake()
 })
 process.on('SIGUSR2', () => {
-  if (since === null) return
-  writingMs += performance.now() - since
-  since = null
+  if (since !== null) {
+    writingMs += performance.now() - since
+    since = null
+  }
+  if (!sinking || sinkSince !== null) return
+  toSink = true
+  sinkSince = performance.now()
+  wake()
 })
 // Only once the handlers are in place: a SIGUSR1 that came before them would start Node's inspector
 // instead of the writes (the reader of READY may run, and signal, before this process goes on).
@@ -114,30 +161,63 @@ process.stdout.write('READY\n')
 // lower the rate; updates, made in this process, run one at a time.
 const maxInFlight = kind === 'intake' ? 64 : 1
 const inFlight = new Set()
+let sent = 0
 while (!stopping) {
-  if (since === null) {
+  if (since === null && sinkSince === null) {
     await new Promise((resolve) => {
       wake = resolve
     })
     continue
   }
   const pending = write().then((ok) => {
-    if (!ok) failed++
+    if (ok === false) failed++
     inFlight.delete(pending)
   })
   inFlight.add(pending)
-  wrote++
+  if (!toSink) wrote++
+  sent++
   if (inFlight.size >= maxInFlight) await Promise.race(inFlight)
-  // Evenly paced over the time spent writing: the next write is due once that time reaches
-  // `wrote` intervals, so pausing and resuming neither skips writes nor bunches them.
-  const wait = since === null ? 0 : wrote * interval - writingMs - (performance.now() - since)
+  // Evenly paced over the time spent writing (to the server or the sink): the next write is due once
+  // that time reaches `sent` intervals, so pausing and resuming neither skips writes nor bunches them.
+  const wait = sent * interval - paceMs()
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
 }
 if (since !== null) writingMs += performance.now() - since
 clearInterval(keepAlive)
 await Promise.all(inFlight)
 await close()
-process.stdout.write(`WROTE ${wrote} ${(writingMs / 1000).toFixed(2)} ${failed}\n`)
+process.stdout.write(`WROTE ${wrote} ${(writingMs / 1000).toFixed(2)} ${failed} ${sunkPosts}\n`)
+
+/**
+ * The sink: a server in this process on a free port that answers every request it reads whole (its
+ * headers and `Content-Length` bytes of body) with a canned 201, as the intake answers a JSON post.
+ * It parses no more than that: its cost is kept to the sockets' own, which posting to a server has too.
+ */
+async function startSink() {
+  const answer =
+    'HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 17\r\n\r\n{"id":"sub_sink"}'
+  const server = createServer((socket) => {
+    socket.setNoDelay(true)
+    // One character a byte, so that lengths in characters are the body's in bytes.
+    let buffered = ''
+    socket.setEncoding('latin1')
+    socket.on('error', () => {})
+    socket.on('data', (chunk) => {
+      buffered += chunk
+      for (;;) {
+        const headerEnd = buffered.indexOf('\r\n\r\n')
+        if (headerEnd === -1) return
+        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(buffered.slice(0, headerEnd))?.[1] ?? 0)
+        if (buffered.length < headerEnd + 4 + length) return
+        buffered = buffered.slice(headerEnd + 4 + length)
+        socket.write(answer)
+      }
+    })
+  })
+  server.unref()
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return server.address().port
+}
 
 /**
  * Posts over raw keep-alive sockets, one request in flight on each: the writer shares the load
