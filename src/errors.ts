@@ -69,9 +69,16 @@ export class ValidationError extends DomainError {
   constructor(
     message: string,
     readonly problems: string[] = [message],
+    /** The input it is about, when it is one: a face with a form says it beside that field. */
+    readonly field?: string,
   ) {
     super(message)
     this.name = 'ValidationError'
+  }
+
+  /** A problem with one input (`field`, as the service's caller names it). */
+  static about(field: string, message: string): ValidationError {
+    return new ValidationError(message, [message], field)
   }
 }
 

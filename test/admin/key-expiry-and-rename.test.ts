@@ -95,6 +95,12 @@ describe('API keys: expiry and renaming', () => {
       expect(res.statusCode, expires).toBe(422)
       expect(textOf(res)).toContain(message)
       expect(res.body).toContain(`value="${expires}"`)
+      // Beside the expiry field, which is marked invalid; the name is not.
+      expect(res.body).toMatch(
+        new RegExp(`<p class="field-problem" id="field-expires-problem">[^<]*${message}`),
+      )
+      expect(res.body).toMatch(/<input id="field-expires" name="expires" type="date"[^>]*aria-invalid="true"/)
+      expect(res.body).not.toContain('id="field-name-problem"')
     }
     expect(await ctx.services.keys.listApiKeys()).toHaveLength(before)
   })

@@ -121,7 +121,7 @@ describe('Organization → API keys: scopes and forms', () => {
   })
 
   it.each([
-    [[['name', 'No scope']] as [string, string][], 'Give at least one scope'],
+    [[['name', 'No scope']] as [string, string][], 'Give at least one scope', 'scopes'],
     [
       [
         ['name', 'Forms without submissions'],
@@ -129,6 +129,7 @@ describe('Organization → API keys: scopes and forms', () => {
         ['forms', 'form_contact000000000000'],
       ] as [string, string][],
       "Forms narrow only the 'submissions:read' permission",
+      'forms',
     ],
     [
       [
@@ -137,14 +138,26 @@ describe('Organization → API keys: scopes and forms', () => {
         ['forms', 'form_gone000000000000000'],
       ] as [string, string][],
       "Unknown form 'form_gone000000000000000'",
+      'forms',
     ],
   ])(
-    'refuses a key form that would grant nothing or names no form (%#), keeping the choices',
-    async (fields, problem) => {
+    'refuses a key form that would grant nothing or names no form (%#), keeping the choices, and says why beside the choice at fault',
+    async (fields, problem, field) => {
       const res = await post(fields)
       expect(res.statusCode).toBe(422)
       expect(textOf(res)).toContain(problem)
       expect(res.body).not.toMatch(/name="scopes" value="forms:read" checked/)
+      // Beside its field, which names it and is marked invalid; the other field is not.
+      const other = field === 'scopes' ? 'forms' : 'scopes'
+      expect(res.body).toMatch(
+        new RegExp(`<p class="field-problem" id="field-${field}-problem">[^<]*${problem.slice(0, 12)}`),
+      )
+      expect(res.body).toMatch(
+        new RegExp(
+          `(<fieldset|<select id="field-forms")[^>]*aria-describedby="field-${field}-hint field-${field}-problem" aria-invalid="true"`,
+        ),
+      )
+      expect(res.body).not.toContain(`id="field-${other}-problem"`)
     },
   )
 })
@@ -222,6 +235,14 @@ describe('Organization → API keys: forms beyond the picker on a site with more
     ])
     expect(res.statusCode).toBe(422)
     expect(textOf(res)).toContain(`Unknown forms 'form_gone000000000000000', '"<b>'`)
+    // Said beside the ids typed, where the unknown ones are; the list keeps its picks, unmarked.
+    expect(res.body).toMatch(
+      /<p class="field-problem" id="field-formIds-problem">Unknown forms &#39;form_gone/,
+    )
+    expect(res.body).toMatch(
+      /<input id="field-formIds" name="formIds"[^>]*aria-describedby="field-formIds-hint field-formIds-problem" aria-invalid="true"/,
+    )
+    expect(res.body).not.toContain('id="field-forms-problem"')
     expect(res.body).toContain(`value="${BEYOND}, form_gone000000000000000 &quot;&lt;b&gt;"`)
     expect(res.body).toContain(`<option value="${LISTED}" selected>`)
     expect(res.body).not.toContain('<b>')

@@ -87,6 +87,11 @@ describe('Organization → API keys', () => {
     const res = await admin.post('/admin/keys', { name: '   ' })
     expect(res.statusCode).toBe(422)
     expect(textOf(res)).toContain('Key name must be 1 to 100 characters')
+    // Beside the name field too, which is marked invalid.
+    expect(res.body).toContain(
+      '<p class="field-problem" id="field-name-problem">Key name must be 1 to 100 characters</p>',
+    )
+    expect(res.body).toMatch(/<input id="field-name" name="name"[^>]*aria-invalid="true"/)
   })
 
   it('deactivates and reactivates a key, and the API follows on the next request', async () => {

@@ -13,6 +13,7 @@ import { answerList } from '../list-view.js'
 import { field, fields, flag, pathParam, redirectWithFlash, seeOther, signedIn } from '../requests.js'
 import { SESSION_COOKIE } from '../security.js'
 import {
+  KEY_FORM_FIELDS,
   KEY_LIST,
   type KeyChoices,
   keyCreatedPage,
@@ -103,6 +104,9 @@ export function registerKeyRoutes(app: FastifyInstance, services: Services): voi
             name,
             expires,
             problems: error.problems,
+            fieldProblems: Object.fromEntries(
+              KEY_FORM_FIELDS.filter((input) => input === error.field).map((input) => [input, error.message]),
+            ),
             choices: await keyChoices(request, {
               scopes: offered.filter((permission) => ticked.includes(permission)),
               forms: picked,

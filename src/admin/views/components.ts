@@ -159,7 +159,7 @@ export function textField(input: {
   name: string
   label: string
   value?: string
-  type?: 'text' | 'email' | 'password'
+  type?: 'text' | 'email' | 'password' | 'date'
   hint?: string
   problem?: string
   required?: boolean

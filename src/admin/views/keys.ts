@@ -141,6 +141,10 @@ export const PERMISSION_LABELS: Record<Permission, string> = {
   'redirects:read': 'Redirects',
 }
 
+/** The inputs of the key form a problem can be about (`ValidationError.field` of the key's checks). */
+export const KEY_FORM_FIELDS = ['name', 'expires', 'scopes', 'forms'] as const
+export type KeyFormField = (typeof KEY_FORM_FIELDS)[number]
+
 /** The choices of a new key: what it may read, and which forms' submissions. */
 export interface KeyChoices {
   /** The permissions of the creator's role: a key can be narrowed to some of them. */
@@ -157,11 +161,20 @@ export interface KeyChoices {
   formIds: string
 }
 
-function scopeChoices(choices: KeyChoices): SafeHtml {
-  return html`<fieldset class="field">
+/** A problem said beside its field, with the id its control's `aria-describedby` names. */
+const fieldProblem = (id: string, problem: string | undefined) =>
+  problem === undefined ? '' : html`<p class="field-problem" id="${id}-problem">${problem}</p>`
+
+/** `aria-describedby` (and `aria-invalid`) of a control with a hint and maybe a problem. */
+const describedBy = (id: string, problem: string | undefined) =>
+  html` aria-describedby="${id}-hint${problem === undefined ? '' : ` ${id}-problem`}"${problem === undefined ? '' : html` aria-invalid="true"`}`
+
+function scopeChoices(choices: KeyChoices, problems: Partial<Record<KeyFormField, string>>): SafeHtml {
+  return html`<fieldset class="field"${describedBy('field-scopes', problems.scopes)}>
       <legend>What the key may read</legend>
       <input type="hidden" name="scopesShown" value="true">
-      <p class="hint">Give a key only what its program needs. A key never does more than your role allows, checked on every request.</p>
+      <p class="hint" id="field-scopes-hint">Give a key only what its program needs. A key never does more than your role allows, checked on every request.</p>
+      ${fieldProblem('field-scopes', problems.scopes)}
       ${choices.offered.map(
         (permission) => html`<div class="choice">
         <input type="checkbox" id="scope-${permission.replace(':', '-')}" name="scopes" value="${permission}"${choices.scopes.includes(permission) ? html` checked` : ''}>
@@ -169,22 +182,26 @@ function scopeChoices(choices: KeyChoices): SafeHtml {
       </div>`,
       )}
     </fieldset>
-    ${choices.offered.includes('submissions:read') && choices.forms.length > 0 ? formChoices(choices) : ''}`
+    ${choices.offered.includes('submissions:read') && choices.forms.length > 0 ? formChoices(choices, problems.forms) : ''}`
 }
 
 /**
  * The forms a key's submissions may be narrowed to: a list of the first forms by title and, on a
  * site with more, a field for any form's ids, so that no form is out of reach and no page unbounded.
  */
-function formChoices(choices: KeyChoices): SafeHtml {
+function formChoices(choices: KeyChoices, problem: string | undefined): SafeHtml {
   const { forms, moreForms } = choices
+  // Said beside the ids typed when there are some (an unknown id is one of them), else the list.
+  const typed = moreForms && choices.formIds.trim() !== ''
+  const listProblem = typed ? undefined : problem
   const cut = moreForms
     ? ` The list shows the first ${forms.length.toLocaleString('en')} forms by title; the field below takes any form's id. Pick none and give no id for every form.`
     : ' Pick none for every form.'
   return html`<div class="field">
       <label for="field-forms">Submissions of these forms only (optional)</label>
       <p class="hint" id="field-forms-hint">Pick the forms whose submissions the key may read (hold Ctrl or ⌘ to pick several).${cut}</p>
-      <select id="field-forms" name="forms" multiple size="${Math.min(8, Math.max(3, forms.length))}" aria-describedby="field-forms-hint">${forms.map(
+      ${fieldProblem('field-forms', listProblem)}
+      <select id="field-forms" name="forms" multiple size="${Math.min(8, Math.max(3, forms.length))}"${describedBy('field-forms', listProblem)}>${forms.map(
         (form) =>
           html`<option value="${form.id}"${choices.picked.includes(form.id) ? html` selected` : ''}>${form.title} (${form.id})</option>`,
       )}</select>
@@ -195,6 +212,7 @@ function formChoices(choices: KeyChoices): SafeHtml {
             name: 'formIds',
             label: 'Submissions of these forms only, by id (optional)',
             value: choices.formIds,
+            ...(typed && problem !== undefined ? { problem } : {}),
             autocomplete: 'off',
             hint: `The ids of any forms, in the list above or not, separated by commas or spaces (e.g. form_contact, form_newsletter); up to ${MAX_KEY_FORMS} forms in all. Each form's page shows its id as “Form id for the API”.`,
           })
@@ -207,8 +225,11 @@ export function newKeyPage(input: {
   name?: string
   expires?: string
   problems?: string[]
+  /** The problem of one field, said beside it too. */
+  fieldProblems?: Partial<Record<KeyFormField, string>>
   choices: KeyChoices
 }): SafeHtml {
+  const at = input.fieldProblems ?? {}
   return layout({
     title: 'Create an API key',
     session: input.session,
@@ -218,13 +239,9 @@ export function newKeyPage(input: {
   ${errorSummary(input.problems ?? [])}
   <form method="post" action="/admin/keys" class="stack">
     ${csrfField(input.session.csrfToken)}
-    ${textField({ name: 'name', label: 'Name', value: input.name, required: true, maxlength: 100, autofocus: true, hint: 'Say where the key will be used, e.g. "Marketing website" or "Nightly backup", so you know what breaks if you revoke it.' })}
-    <div class="field">
-      <label for="field-expires">Expires on (optional)</label>
-      <p class="hint" id="field-expires-hint">The key stops working at the start of this day (00:00 UTC) and is then refused as inactive. Leave empty for a key that does not expire.</p>
-      <input id="field-expires" name="expires" type="date" value="${input.expires ?? ''}" aria-describedby="field-expires-hint">
-    </div>
-    ${scopeChoices(input.choices)}
+    ${textField({ name: 'name', label: 'Name', value: input.name, required: true, maxlength: 100, autofocus: true, hint: 'Say where the key will be used, e.g. "Marketing website" or "Nightly backup", so you know what breaks if you revoke it.', ...(at.name === undefined ? {} : { problem: at.name }) })}
+    ${textField({ name: 'expires', label: 'Expires on (optional)', type: 'date', value: input.expires ?? '', hint: 'The key stops working at the start of this day (00:00 UTC) and is then refused as inactive. Leave empty for a key that does not expire.', ...(at.expires === undefined ? {} : { problem: at.expires }) })}
+    ${scopeChoices(input.choices, at)}
     <div class="actions"><button type="submit" class="button primary">Create key</button><a class="button secondary" href="/admin/keys">Cancel</a></div>
   </form>
 </section>`,

@@ -14,9 +14,9 @@ import { normalizeEmail } from '../users/rules.js'
 export function checkKeyName(value: string): string {
   const name = value.trim()
   if (name.length === 0 || name.length > FIELD_LIMITS.keyName)
-    throw new ValidationError(`Key name must be 1 to ${FIELD_LIMITS.keyName} characters`)
+    throw ValidationError.about('name', `Key name must be 1 to ${FIELD_LIMITS.keyName} characters`)
   const characters = characterProblem(name)
-  if (characters !== null) throw new ValidationError(`Key name ${characters}`)
+  if (characters !== null) throw ValidationError.about('name', `Key name ${characters}`)
   return name
 }
 
@@ -25,11 +25,15 @@ export function checkKeyExpiry(value: string | undefined): string | null {
   if (value === undefined || value.trim() === '') return null
   const expiresAt = value.length <= 64 ? parseTimestamp(value.trim()) : null
   if (expiresAt === null)
-    throw new ValidationError(
+    throw ValidationError.about(
+      'expires',
       `Expiry '${value.slice(0, 64)}' is not an ISO 8601 date-time (e.g. 2030-01-31T00:00:00Z)`,
     )
   if (Date.parse(expiresAt) <= Date.now())
-    throw new ValidationError(`Expiry ${expiresAt} is in the past: a key must expire in the future`)
+    throw ValidationError.about(
+      'expires',
+      `Expiry ${expiresAt} is in the past: a key must expire in the future`,
+    )
   return expiresAt
 }
 
@@ -42,12 +46,19 @@ export function checkKeyScopes(values: readonly string[] | undefined, role: stri
   if (values === undefined) return null
   const asked = new Set(values.map((value) => value.trim()).filter((value) => value !== ''))
   if (asked.size === 0)
-    throw new ValidationError(`Give at least one scope (of ${PERMISSIONS.join(', ')}), or none for all`)
+    throw ValidationError.about(
+      'scopes',
+      `Give at least one scope (of ${PERMISSIONS.join(', ')}), or none for all`,
+    )
   for (const value of asked) {
     if (!isPermission(value))
-      throw new ValidationError(`Unknown scope '${value.slice(0, 64)}': scopes are ${PERMISSIONS.join(', ')}`)
+      throw ValidationError.about(
+        'scopes',
+        `Unknown scope '${value.slice(0, 64)}': scopes are ${PERMISSIONS.join(', ')}`,
+      )
     if (!roleAllows(role, value))
-      throw new ValidationError(
+      throw ValidationError.about(
+        'scopes',
         `Scope '${value}' is not a permission of the key's owner (${role}): a key cannot do more than its owner`,
       )
   }
@@ -66,17 +77,23 @@ export async function checkKeyForms(
 ): Promise<string[] | null> {
   if (values === undefined) return null
   const ids = [...new Set(values.map((value) => value.trim()).filter((value) => value !== ''))]
-  if (ids.length === 0) throw new ValidationError('Give at least one form id, or none for every form')
+  if (ids.length === 0)
+    throw ValidationError.about('forms', 'Give at least one form id, or none for every form')
   if (ids.length > MAX_KEY_FORMS)
-    throw new ValidationError(`A key can be narrowed to at most ${MAX_KEY_FORMS} forms; ${ids.length} given`)
+    throw ValidationError.about(
+      'forms',
+      `A key can be narrowed to at most ${MAX_KEY_FORMS} forms; ${ids.length} given`,
+    )
   if (!roleAllows(role, 'submissions:read') || (scopes !== null && !scopes.includes('submissions:read')))
-    throw new ValidationError(
+    throw ValidationError.about(
+      'forms',
       "Forms narrow only the 'submissions:read' permission, which this key would not have: add the scope submissions:read or leave the forms out",
     )
   const found = await existingFormIds(db, ids.filter(isSafeId))
   const unknown = ids.filter((id) => !found.has(id))
   if (unknown.length > 0)
-    throw new ValidationError(
+    throw ValidationError.about(
+      'forms',
       `Unknown form${unknown.length > 1 ? 's' : ''} ${unknown
         .slice(0, 5)
         .map((id) => `'${id.slice(0, 64)}'`)
