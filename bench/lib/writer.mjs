@@ -198,18 +198,13 @@ async function startSink() {
     'HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 17\r\n\r\n{"id":"sub_sink"}'
   const server = createServer((socket) => {
     socket.setNoDelay(true)
-    // One character a byte, so that lengths in characters are the body's in bytes.
     let buffered = ''
     socket.setEncoding('latin1')
     socket.on('error', () => {})
     socket.on('data', (chunk) => {
       buffered += chunk
-      for (;;) {
-        const headerEnd = buffered.indexOf('\r\n\r\n')
-        if (headerEnd === -1) return
-        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(buffered.slice(0, headerEnd))?.[1] ?? 0)
-        if (buffered.length < headerEnd + 4 + length) return
-        buffered = buffered.slice(headerEnd + 4 + length)
+      for (let message = wholeMessage(buffered); message !== null; message = wholeMessage(buffered)) {
+        buffered = buffered.slice(message.end)
         socket.write(answer)
       }
     })
@@ -217,6 +212,18 @@ async function startSink() {
   server.unref()
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
   return server.address().port
+}
+
+/**
+ * The first whole HTTP message in `buffered`, read as latin1 (a character a byte): where its headers
+ * end and where it ends (its `Content-Length` bytes of body after them); null until all of it came.
+ */
+function wholeMessage(buffered) {
+  const headerEnd = buffered.indexOf('\r\n\r\n')
+  if (headerEnd === -1) return null
+  const length = Number(/\r\ncontent-length: *(\d+)/i.exec(buffered.slice(0, headerEnd))?.[1] ?? 0)
+  const end = headerEnd + 4 + length
+  return buffered.length < end ? null : { headerEnd, end }
 }
 
 /**
@@ -243,14 +250,14 @@ function createPoster(port, path) {
     socket.setNoDelay(true)
     let buffered = ''
     let current = null
-    socket.setEncoding('utf8')
+    // Answers are ASCII (a status and an id), which latin1 reads as it reads bytes.
+    socket.setEncoding('latin1')
     socket.on('data', (chunk) => {
       buffered += chunk
-      const headerEnd = buffered.indexOf('\r\n\r\n')
-      if (headerEnd === -1 || current === null) return
-      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(buffered.slice(0, headerEnd))?.[1] ?? 0)
-      if (Buffer.byteLength(buffered) < headerEnd + 4 + length) return
-      const answer = { status: Number(buffered.slice(9, 12)), body: buffered.slice(headerEnd + 4) }
+      const message = current === null ? null : wholeMessage(buffered)
+      if (message === null) return
+      const { headerEnd, end } = message
+      const answer = { status: Number(buffered.slice(9, 12)), body: buffered.slice(headerEnd + 4, end) }
       const closing = /\r\nconnection: *close/i.test(buffered.slice(0, headerEnd))
       buffered = ''
       const done = current
