@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs'
+import { appendFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Kysely, sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -194,6 +194,33 @@ describe('importing an NDJSON file', () => {
 })
 
 describe('refusing an NDJSON file', () => {
+  it('refuses a file changed while it is being written, writing nothing and still listing its warnings', async () => {
+    await seedDatabase()
+    const before = await contentSnapshot(db)
+    const path = ndjsonFile([
+      { kind: 'redirect', fromPath: '/old', toPath: '/new' },
+      { kind: 'redirect', fromPath: '/new', toPath: '/newest' },
+    ])
+    const chain =
+      "line 1 (redirect): redirect chain /old → /new → /newest; consider pointing '/old' straight at '/newest'"
+    // The check passes; the file grows as soon as the writing pass begins.
+    let changed = false
+    const error = await refusal(
+      importer.importFile(path, 'cli', ({ phase }) => {
+        if (phase !== 'writing' || changed) return
+        changed = true
+        appendFileSync(
+          path,
+          `\n${JSON.stringify({ kind: 'page', title: 'Late', slug: 'late', path: '/late' })}`,
+        )
+      }),
+    )
+    expect(changed).toBe(true)
+    expect(error.problems).toEqual(['the file changed while it was being imported; run the import again'])
+    expect(error.warnings).toEqual([chain])
+    expect(await contentSnapshot(db)).toEqual(before)
+  })
+
   it('reports every problem with its line number and kind', async () => {
     await buildForm(db, { id: 'form_a' })
     const error = await refusal(

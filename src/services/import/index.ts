@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely'
 import type { BulkWriteOptions } from '../../db/bulk-writes.js'
 import type { Database } from '../../db/tables.js'
 import { type Actor, recordAudit } from '../audit.js'
+import { ImportError } from './errors.js'
 import type { KindCounts } from './kinds.js'
 import { planImport } from './plan.js'
 import { fileSource, jsonSource, type RecordSource } from './sources.js'
@@ -112,7 +113,13 @@ async function runImport(
         detail: { counts: plan.counts, ...written },
       }),
     options,
-  )
+  ).catch((error: unknown) => {
+    // Refused while writing (the file or the database changed meanwhile): what the check found
+    // worth a look still stands, and is listed with the refusal as with any other.
+    if (error instanceof ImportError && error.warnings.length === 0 && warnings.length > 0)
+      throw new ImportError(error.problems, error.problemCount, warnings)
+    throw error
+  })
   return { counts: plan.counts, created, updated, warnings }
 }
 
