@@ -204,6 +204,34 @@ describe('MemoryRateLimiter', () => {
     expect(take()).toMatchObject({ allowed: true, remaining: 9 })
   })
 
+  it("keeps only the last second's requests in a key's burst log, however high perSecond is", () => {
+    const { limiter, take, at } = limiterAt({ perHour: 1_000_000_000, perSecond: 1_000_000_000 })
+    for (let ms = 0; ms < 3000; ms++) {
+      at(ms)
+      expect(take().allowed).toBe(true)
+    }
+    // Those of 2000–2999 ms: the three thousand it allowed, less the two seconds that aged out.
+    expect(limiter.burstLogLength('key_a')).toBe(1000)
+    at(5000)
+    take()
+    expect(limiter.burstLogLength('key_a')).toBe(1)
+  })
+
+  it('refuses at the burst limit as before once its log has let aged requests go', () => {
+    const { limiter, take, at } = limiterAt({ perHour: 1000, perSecond: 3 })
+    for (const ms of [0, 400, 800, 1000, 1400]) {
+      at(ms)
+      expect(take().allowed).toBe(true)
+    }
+    // 800, 1000 and 1400 ms: the requests of 0 and 400 ms aged out as the later ones came.
+    expect(limiter.burstLogLength('key_a')).toBe(3)
+    at(1799)
+    expect(take()).toMatchObject({ allowed: false, retryAfter: 1 })
+    at(1800)
+    expect(take().allowed).toBe(true)
+    expect(take().allowed).toBe(false)
+  })
+
   it('asks for the wait until the oldest burst slot frees when the clock stepped back', () => {
     const { take, at } = limiterAt({ perHour: 10, perSecond: 1 })
     at(5000)

@@ -17,9 +17,13 @@ export interface WindowCount {
 interface KeyState {
   windowStart: number
   count: number
-  /** Times of the last `perSecond` allowed requests, as a ring; `next` is the oldest slot. */
+  /**
+   * Times of the allowed requests that still count against the burst limit, oldest first, from
+   * index `first` on: at most `perSecond` of them, and none a second old. Trimmed by age as well
+   * as by the limit, so a high `perSecond` costs memory only for the requests a key really makes.
+   */
   recent: number[]
-  next: number
+  first: number
 }
 
 /**
@@ -27,7 +31,8 @@ interface KeyState {
  * hour. The burst limit is a sliding log of the last `perSecond` allowed requests: a request is
  * allowed only when the oldest of them is at least a second old, so no rolling one-second
  * interval ever holds more than `perSecond` — unlike a clock-aligned window, which lets twice that
- * through across a boundary. Node runs this synchronously, so it is exact under concurrency.
+ * through across a boundary. The log keeps only the last second's requests. Node runs this
+ * synchronously, so it is exact under concurrency.
  */
 export class MemoryRateLimiter implements RateLimiter {
   private readonly states = new Map<string, KeyState>()
@@ -50,7 +55,7 @@ export class MemoryRateLimiter implements RateLimiter {
     if (state === undefined || now >= state.windowStart + HOUR_MS) {
       // A new hour keeps the burst log: the last second's requests still count against the next.
       // Stryker disable next-line ArrayDeclaration: a non-number entry reads as a free slot (NaN compares false), like no entry
-      state = { windowStart: now, count: 0, recent: state?.recent ?? [], next: state?.next ?? 0 }
+      state = { windowStart: now, count: 0, recent: state?.recent ?? [], first: state?.first ?? 0 }
       this.states.set(key, state)
     }
     const windowEnd = state.windowStart + HOUR_MS
@@ -63,17 +68,16 @@ export class MemoryRateLimiter implements RateLimiter {
       ...(allowed ? { charge: { store: 'memory' as const, at: now, windowStart: state.windowStart } } : {}),
     })
     if (state.count >= perHour) return decision(false, windowEnd - now)
-    if (state.recent.length === perSecond) {
-      const oldest = state.recent[state.next]
+    forgetAged(state, now)
+    const recent = state.recent
+    if (recent.length - state.first >= perSecond) {
+      const oldest = recent[recent.length - perSecond] as number
       if (now - oldest < SECOND_MS) return decision(false, oldest + SECOND_MS - now)
     }
     state.count += 1
-    if (state.recent.length < perSecond) {
-      state.recent.push(now)
-    } else {
-      state.recent[state.next] = now
-      state.next = (state.next + 1) % perSecond
-    }
+    recent.push(now)
+    // Only the last `perSecond` can refuse a request; older ones (a clock stepped back) are let go.
+    state.first = Math.max(state.first, recent.length - perSecond)
     return decision(true)
   }
 
@@ -85,14 +89,14 @@ export class MemoryRateLimiter implements RateLimiter {
     const state = this.states.get(key)
     if (state === undefined) return
     if (state.windowStart === charge.windowStart && state.count > 0) state.count -= 1
-    // The log back in oldest-first order without the refunded time; `next` = 0 then points at the
-    // oldest again, and pushes append the newest, as they do before the log first fills.
-    const ordered = [...state.recent.slice(state.next), ...state.recent.slice(0, state.next)]
-    const index = ordered.indexOf(charge.at)
-    if (index === -1) return
-    ordered.splice(index, 1)
-    state.recent = ordered
-    state.next = 0
+    const index = state.recent.lastIndexOf(charge.at)
+    if (index >= state.first) state.recent.splice(index, 1)
+  }
+
+  /** How many request times a key's burst log holds (none for a key it does not hold). */
+  burstLogLength(key: string): number {
+    const state = this.states.get(key)
+    return state === undefined ? 0 : state.recent.length - state.first
   }
 
   /** The key's current hourly window, if it has one that has not ended. */
@@ -113,7 +117,7 @@ export class MemoryRateLimiter implements RateLimiter {
     const state = this.states.get(key)
     if (state === undefined || now >= state.windowStart + HOUR_MS) {
       // Stryker disable next-line ArrayDeclaration: a non-number entry reads as a free slot (NaN compares false), like no entry
-      this.states.set(key, { windowStart: seen.windowStart, count: seen.count, recent: [], next: 0 })
+      this.states.set(key, { windowStart: seen.windowStart, count: seen.count, recent: [], first: 0 })
     } else if (seen.count > state.count) {
       state.count = seen.count
       state.windowStart = Math.min(state.windowStart, seen.windowStart)
@@ -144,4 +148,20 @@ export class MemoryRateLimiter implements RateLimiter {
       if (now >= state.windowStart + HOUR_MS + SECOND_MS) this.states.delete(key)
     }
   }
+}
+
+/**
+ * Lets go of the times at the start of a key's burst log that are a second old: they can no longer
+ * refuse a request. They are cut away once they are at least half the log, so the log never holds
+ * more than twice what counts, and each time is moved at most once on average.
+ */
+function forgetAged(state: KeyState, now: number): void {
+  const recent = state.recent
+  let first = state.first
+  while (first < recent.length && now - (recent[first] as number) >= SECOND_MS) first++
+  if (first > 0 && first * 2 >= recent.length) {
+    recent.splice(0, first)
+    first = 0
+  }
+  state.first = first
 }

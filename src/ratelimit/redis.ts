@@ -15,7 +15,8 @@ import type { WindowCount } from './memory.js'
  * over many instances are counted exactly. The clock is Redis's own (`TIME`), so instances with
  * drifting clocks still agree. The hourly window is a hash {start, count}; the burst limit is a
  * list of the last `perSecond` allowed request times, newest first (a sliding log, not a
- * clock-aligned window). ARGV[5..6] are the instance's last-known window for the key (start,
+ * clock-aligned window), less those a second old, which no longer count: a high `perSecond` costs
+ * Redis memory only for the requests a key really makes. ARGV[5..6] are the instance's last-known window for the key (start,
  * count; 0 when it knows none): a floor, so that a Redis that lost its data (a restart without
  * persistence) resumes from what the instance saw instead of granting a fresh hour.
  * ARGV[7] requests of the key are decided in turn, as requests arriving in the same millisecond
@@ -68,6 +69,11 @@ for i = 1, requests do
   end
 end
 if charged then
+  local oldest = tonumber(redis.call('LINDEX', KEYS[2], -1))
+  while oldest and now - oldest >= secondMs do
+    redis.call('RPOP', KEYS[2])
+    oldest = tonumber(redis.call('LINDEX', KEYS[2], -1))
+  end
   redis.call('HSET', KEYS[1], 'start', start, 'count', count)
   redis.call('PEXPIREAT', KEYS[1], start + hourMs)
   redis.call('PEXPIRE', KEYS[2], secondMs * 2)
