@@ -16,9 +16,10 @@ import type { WindowCount } from './memory.js'
  * drifting clocks still agree. The hourly window is a hash {start, count}; the burst limit is a
  * list of the last `perSecond` allowed request times, newest first (a sliding log, not a
  * clock-aligned window), less those a second old, which no longer count: a high `perSecond` costs
- * Redis memory only for the requests a key really makes. ARGV[5..6] are the instance's last-known window for the key (start,
- * count; 0 when it knows none): a floor, so that a Redis that lost its data (a restart without
- * persistence) resumes from what the instance saw instead of granting a fresh hour.
+ * Redis memory only for the requests a key really makes. ARGV[5..6] are the instance's last-known
+ * window for the key (start, count; 0 when it knows none): a floor, so that a Redis that lost its
+ * data (a restart without persistence) resumes from what the instance saw instead of granting a
+ * fresh hour.
  * ARGV[7] requests of the key are decided in turn, as requests arriving in the same millisecond
  * one after another would be: each is refused or charged by exactly the rules of one request.
  * Returns {windowStart, now, then allowed, count, retryAfterMs for each request}.

@@ -15,29 +15,32 @@ describe.runIf(TEST_DIALECT === 'postgres')("a key's burst log in Redis", () => 
     for (const client of opened.splice(0)) client.disconnect()
   })
 
-  it("holds only the last second's requests when the burst limit is far above them", async () => {
+  /** A limiter on a real Redis with a prefix of its own, and the length of key_a's burst log there. */
+  const limiterOnRedis = (perHour: number, perSecond: number) => {
     const client = new Redis(TEST_REDIS_URL)
     opened.push(client)
     const prefix = `lectern-test:${randomBase62(10)}:`
-    const limiter = new RedisRateLimiter(client, { perHour: 1_000_000, perSecond: 1_000_000 }, prefix)
-    const burstLog = `${prefix}{key_a}:s`
+    const limiter = new RedisRateLimiter(client, { perHour, perSecond }, prefix)
+    return { limiter, burstLogLength: () => client.llen(`${prefix}{key_a}:s`) }
+  }
+  const pastASecond = () => new Promise((resolve) => setTimeout(resolve, 1100))
+
+  it("holds only the last second's requests when the burst limit is far above them", async () => {
+    const { limiter, burstLogLength } = limiterOnRedis(1_000_000, 1_000_000)
     for (let i = 0; i < 40; i++) expect((await limiter.consume('key_a')).allowed).toBe(true)
-    expect(await client.llen(burstLog)).toBe(40)
-    await new Promise((resolve) => setTimeout(resolve, 1100))
+    expect(await burstLogLength()).toBe(40)
+    await pastASecond()
     const decision = await limiter.consume('key_a')
     expect(decision).toMatchObject({ allowed: true, remaining: 1_000_000 - 41 })
-    expect(await client.llen(burstLog)).toBe(1)
+    expect(await burstLogLength()).toBe(1)
   })
 
   it('still refuses the request over the burst limit once aged requests have left the log', async () => {
-    const client = new Redis(TEST_REDIS_URL)
-    opened.push(client)
-    const prefix = `lectern-test:${randomBase62(10)}:`
-    const limiter = new RedisRateLimiter(client, { perHour: 100, perSecond: 3 }, prefix)
+    const { limiter, burstLogLength } = limiterOnRedis(100, 3)
     for (let i = 0; i < 3; i++) expect((await limiter.consume('key_a')).allowed).toBe(true)
-    await new Promise((resolve) => setTimeout(resolve, 1100))
+    await pastASecond()
     for (let i = 0; i < 3; i++) expect((await limiter.consume('key_a')).allowed).toBe(true)
-    expect(await client.llen(`${prefix}{key_a}:s`)).toBe(3)
+    expect(await burstLogLength()).toBe(3)
     expect(await limiter.consume('key_a')).toMatchObject({ allowed: false, retryAfter: 1 })
   })
 })
