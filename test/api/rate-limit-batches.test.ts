@@ -136,4 +136,27 @@ describe.runIf(TEST_DIALECT === 'postgres')('counting a burst of one key in Redi
     const outcomes = await Promise.allSettled(Array.from({ length: 3 }, () => limiter.consume('key_a')))
     expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'rejected'])
   })
+  // The burst log, dated by Redis's own clock, holds the last second's requests only, however high
+  // the limit: else a key never refused would grow it by one entry per request while it stays busy.
+  const burstLogLength = (limiter: RedisRateLimiter, client: Redis) =>
+    client.llen(`${limiter.prefix}{key_a}:s`)
+  const pastASecond = () => new Promise((resolve) => setTimeout(resolve, 1100))
+
+  it("holds only the last second's requests in the burst log when the limit is far above them", async () => {
+    const { limiter, client } = limiterWith(1_000_000, 1_000_000)
+    for (let i = 0; i < 40; i++) expect((await limiter.consume('key_a')).allowed).toBe(true)
+    expect(await burstLogLength(limiter, client)).toBe(40)
+    await pastASecond()
+    expect(await limiter.consume('key_a')).toMatchObject({ allowed: true, remaining: 1_000_000 - 41 })
+    expect(await burstLogLength(limiter, client)).toBe(1)
+  })
+
+  it('still refuses the request over the burst limit once aged requests have left the log', async () => {
+    const { limiter, client } = limiterWith(100, 3)
+    for (let i = 0; i < 3; i++) expect((await limiter.consume('key_a')).allowed).toBe(true)
+    await pastASecond()
+    for (let i = 0; i < 3; i++) expect((await limiter.consume('key_a')).allowed).toBe(true)
+    expect(await burstLogLength(limiter, client)).toBe(3)
+    expect(await limiter.consume('key_a')).toMatchObject({ allowed: false, retryAfter: 1 })
+  })
 })
