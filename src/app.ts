@@ -16,6 +16,7 @@ import { intakeFace } from './http/intake/index.js'
 import { REDACTED, redactingLoggerOptions } from './http/logging.js'
 import { registerMetrics } from './http/metrics.js'
 import { parseQueryString } from './http/params.js'
+import { RequestLog } from './http/request-log.js'
 import { pathSuggester } from './http/suggest.js'
 import { type IntakeLimiter, MemoryIntakeLimiter } from './ratelimit/intake.js'
 import type { RateLimiter } from './ratelimit/limiter.js'
@@ -121,6 +122,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     bodyLimit: 1_048_576,
+    logController: new RequestLog(),
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id']

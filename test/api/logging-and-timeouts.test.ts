@@ -36,7 +36,52 @@ describe('logs', () => {
     expect(errorLine?.reqId).toBe(failed.headers['x-request-id'])
     expect(errorLine?.err?.message).toContain('forms')
   })
+
+  it('write one line per answered request at info, naming the request beside its status and time', async () => {
+    const own = await linesOfOneRequest('info', '/api/v1/forms?pageSize=5&token=not-for-logs')
+    expect(own).toHaveLength(1)
+    expect(own[0]).toMatchObject({
+      level: 30,
+      msg: 'request completed',
+      req: { method: 'GET', url: '/api/v1/forms?pageSize=5&token=[redacted]' },
+      res: { statusCode: 200 },
+      responseTime: expect.any(Number),
+    })
+  })
+
+  it('add the arrival of each request at debug', async () => {
+    const own = await linesOfOneRequest('debug', '/api/v1/page-builder')
+    expect(own.map((entry) => [entry.level, entry.msg])).toEqual([
+      [20, 'incoming request'],
+      [30, 'request completed'],
+    ])
+    expect(own[0]?.req).toMatchObject({ method: 'GET', url: '/api/v1/page-builder' })
+  })
+
+  /** The lines logged at `level` for one answered GET of `url` by a valid key. */
+  async function linesOfOneRequest(level: 'info' | 'debug', url: string) {
+    const { lines, stream } = collectedLines()
+    ctx = await createTestContext({ logLevel: level, logStream: stream })
+    const key = await buildApiKey(ctx.database.db)
+    const res = await ctx.app.inject({ url, headers: { authorization: key.authorization } })
+    expect(res.statusCode).toBe(200)
+    return lines().filter((entry) => entry.reqId === res.headers['x-request-id'])
+  }
 })
+
+/** A log stream and the JSON lines written to it so far. */
+function collectedLines() {
+  const text: string[] = []
+  const stream = new PassThrough()
+  stream.on('data', (chunk: Buffer) => text.push(chunk.toString()))
+  const lines = () =>
+    text
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown> & { reqId?: string })
+  return { lines, stream }
+}
 
 describe('slow clients', () => {
   let ctx: TestContext
