@@ -10,9 +10,7 @@ describe('logs', () => {
   afterEach(() => ctx.close())
 
   it('never write an API key or cookie, and tie a 500 to its request id without leaking it to the client', async () => {
-    const lines: string[] = []
-    const stream = new PassThrough()
-    stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)))
+    const { text, lines, stream } = collectedLines()
     ctx = await createTestContext({ logLevel: 'trace', logStream: stream })
     const key = await buildApiKey(ctx.database.db)
     await buildForm(ctx.database.db)
@@ -27,14 +25,17 @@ describe('logs', () => {
     expect(failed.json()).toEqual({ error: 'internal_error', message: 'An unexpected error occurred' })
     expect(failed.body).not.toMatch(/forms|SQL|stack/i)
 
-    const all = lines.join('\n')
+    const all = text()
     expect(all).not.toContain(key.plainKey)
     expect(all).not.toContain('top-secret-cookie')
-    const errorLine = lines
-      .map((line) => JSON.parse(line) as { level: number; reqId?: string; err?: { message: string } })
-      .find((entry) => entry.level >= 50)
+    const errorLine = lines().find((entry) => (entry.level as number) >= 50)
     expect(errorLine?.reqId).toBe(failed.headers['x-request-id'])
-    expect(errorLine?.err?.message).toContain('forms')
+    expect((errorLine?.err as { message?: string } | undefined)?.message).toContain('forms')
+    // The failed request's own line names it beside its status.
+    const completed = lines().find(
+      (entry) => entry.reqId === failed.headers['x-request-id'] && entry.msg === 'request completed',
+    )
+    expect(completed).toMatchObject({ req: { url: '/api/v1/forms?pageSize=7' }, res: { statusCode: 500 } })
   })
 
   it('write one line per answered request at info, naming the request beside its status and time', async () => {
@@ -69,18 +70,18 @@ describe('logs', () => {
   }
 })
 
-/** A log stream and the JSON lines written to it so far. */
+/** A log stream, and what was written to it so far: as text, and as JSON lines. */
 function collectedLines() {
-  const text: string[] = []
+  const chunks: string[] = []
   const stream = new PassThrough()
-  stream.on('data', (chunk: Buffer) => text.push(chunk.toString()))
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk.toString()))
+  const text = () => chunks.join('')
   const lines = () =>
-    text
-      .join('')
+    text()
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line) as Record<string, unknown> & { reqId?: string })
-  return { lines, stream }
+  return { text, lines, stream }
 }
 
 describe('slow clients', () => {
