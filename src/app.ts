@@ -13,7 +13,7 @@ import { registerOpenApi } from './http/docs/openapi.js'
 import { answerConnect, createClientErrorHandler, notFound, sendApiError, toApiError } from './http/errors.js'
 import { registerHome } from './http/home.js'
 import { intakeFace } from './http/intake/index.js'
-import { REDACTED, redactingLoggerOptions } from './http/logging.js'
+import { redactingLoggerOptions } from './http/logging.js'
 import { registerMetrics } from './http/metrics.js'
 import { parseQueryString } from './http/params.js'
 import { RequestLog } from './http/request-log.js'
@@ -83,14 +83,6 @@ const isApiPath = (url: string): boolean =>
   url.startsWith(API_PREFIX) &&
   (url.length === API_PREFIX.length || '/?'.includes(url[API_PREFIX.length] as string))
 
-/** Paths and headers that must never reach the logs in clear. */
-export const REDACTED_LOG_PATHS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'req.headers["x-api-key"]',
-  'res.headers["set-cookie"]',
-]
-
 /**
  * Builds the whole HTTP application without listening, so tests can `inject()` into it or listen
  * on a port of their choosing. `server.ts` is the only caller that listens.
@@ -104,7 +96,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     trustProxy: trustProxySetting(deps.config.TRUST_PROXY),
     logger: {
       level: deps.config.LOG_LEVEL,
-      redact: { paths: REDACTED_LOG_PATHS, censor: REDACTED },
       ...redactingLoggerOptions(),
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
