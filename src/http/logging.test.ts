@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream'
-import pino from 'pino'
+import Fastify, { type FastifyBaseLogger } from 'fastify'
 import { describe, expect, it } from 'vitest'
 import { REDACTED, redactingLoggerOptions, redactUrl } from './logging.js'
 
@@ -46,22 +46,24 @@ describe('a logged URL', () => {
 })
 
 describe('a log line', () => {
-  function logOnce(write: (logger: pino.Logger) => void): Record<string, unknown> {
+  /** One line written by a Fastify logger with Lectern's options (pino, as the app has it). */
+  async function logOnce(write: (logger: FastifyBaseLogger) => void): Promise<Record<string, unknown>> {
     const lines: string[] = []
-    const sink = new Writable({
+    const stream = new Writable({
       write(chunk, _encoding, done) {
         lines.push(String(chunk))
         done()
       },
     })
-    const logger = pino({ level: 'trace', ...redactingLoggerOptions() }, sink)
-    write(logger)
+    const app = Fastify({ logger: { level: 'trace', ...redactingLoggerOptions(), stream } })
+    write(app.log)
+    await app.close()
     expect(lines).toHaveLength(1)
     return JSON.parse(lines[0] as string)
   }
 
-  it('replaces credential headers wherever a log call nests them', () => {
-    const line = logOnce((logger) =>
+  it('replaces credential headers wherever a log call nests them', async () => {
+    const line = await logOnce((logger) =>
       logger.info(
         {
           req: { method: 'GET', url: '/x?token=t', headers: { authorization: 'Bearer lk_live_a' } },
