@@ -49,8 +49,15 @@ const lecternBin = (from = home) => join(from, 'bin', 'lectern')
 /** Rate limits high enough that the limiter counts every request but never refuses one. */
 const LIMITS = { RATE_LIMIT_PER_HOUR: '1000000000', RATE_LIMIT_PER_SECOND: '1000000000' }
 
+/**
+ * The measured servers' log level: `warn` logs no request that succeeds, so the figures are the read
+ * path's own; `BENCH_LOG_LEVEL=info` (Lectern's default) measures it with a line per request, which
+ * the servers write to `/dev/null`.
+ */
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'warn'
+
 function lecternEnv(databaseUrl, extra = {}) {
-  const env = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', ...LIMITS, ...extra }
+  const env = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL, ...LIMITS, ...extra }
   delete env.REDIS_URL
   if (extra.REDIS_URL) env.REDIS_URL = extra.REDIS_URL
   return env
