@@ -214,9 +214,13 @@ export function renderModeMarkdown(results) {
   return lines.join('\n')
 }
 
+/**
+ * Writes `bench/results/<date>-<kind>.json` and `.md`; a quick run's as `<date>-<kind>-quick.*`,
+ * which, like the main run's quick reports, are for iterating and stay out of the record.
+ */
 export function writeModeReport(results, config) {
   const stamp = `${results.startedAt.slice(0, 10)}-${results.startedAt.slice(11, 16).replace(':', '')}`
-  const name = `${stamp}-${results.kind}`
+  const name = `${stamp}-${results.kind}${config.quick ? '-quick' : ''}`
   writeFileSync(join(config.resultsDir, `${name}.json`), `${JSON.stringify(results, null, 2)}\n`)
   writeFileSync(join(config.resultsDir, `${name}.md`), renderModeMarkdown(results))
   return [`bench/results/${name}.json`, `bench/results/${name}.md`]
