@@ -1,6 +1,6 @@
-import { Writable } from 'node:stream'
 import Fastify, { type FastifyBaseLogger } from 'fastify'
 import { describe, expect, it } from 'vitest'
+import { collectedLines } from '../../test/log-lines.js'
 import { REDACTED, redactingLoggerOptions, redactUrl } from './logging.js'
 
 describe('a logged URL', () => {
@@ -48,18 +48,12 @@ describe('a logged URL', () => {
 describe('a log line', () => {
   /** One line written by a Fastify logger with Lectern's options (pino, as the app has it). */
   async function logOnce(write: (logger: FastifyBaseLogger) => void): Promise<Record<string, unknown>> {
-    const lines: string[] = []
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk))
-        done()
-      },
-    })
+    const { lines, stream } = collectedLines()
     const app = Fastify({ logger: { level: 'trace', ...redactingLoggerOptions(), stream } })
     write(app.log)
     await app.close()
-    expect(lines).toHaveLength(1)
-    return JSON.parse(lines[0] as string)
+    expect(lines()).toHaveLength(1)
+    return lines()[0] as Record<string, unknown>
   }
 
   it('replaces credential headers wherever a log call nests them', async () => {

@@ -1,9 +1,9 @@
 import { connect } from 'node:net'
-import { PassThrough } from 'node:stream'
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { buildApiKey, buildForm } from '../factories.js'
 import { createTestContext, type TestContext } from '../harness.js'
+import { collectedLines } from '../log-lines.js'
 
 describe('logs', () => {
   let ctx: TestContext
@@ -50,6 +50,10 @@ describe('logs', () => {
     })
   })
 
+  it('write no line for a request that succeeds at warn', async () => {
+    expect(await linesOfOneRequest('warn', '/api/v1/forms')).toEqual([])
+  })
+
   it('add the arrival of each request at debug', async () => {
     const own = await linesOfOneRequest('debug', '/api/v1/page-builder')
     expect(own.map((entry) => [entry.level, entry.msg])).toEqual([
@@ -60,7 +64,7 @@ describe('logs', () => {
   })
 
   /** The lines logged at `level` for one answered GET of `url` by a valid key. */
-  async function linesOfOneRequest(level: 'info' | 'debug', url: string) {
+  async function linesOfOneRequest(level: 'info' | 'debug' | 'warn', url: string) {
     const { lines, stream } = collectedLines()
     ctx = await createTestContext({ logLevel: level, logStream: stream })
     const key = await buildApiKey(ctx.database.db)
@@ -69,20 +73,6 @@ describe('logs', () => {
     return lines().filter((entry) => entry.reqId === res.headers['x-request-id'])
   }
 })
-
-/** A log stream, and what was written to it so far: as text, and as JSON lines. */
-function collectedLines() {
-  const chunks: string[] = []
-  const stream = new PassThrough()
-  stream.on('data', (chunk: Buffer) => chunks.push(chunk.toString()))
-  const text = () => chunks.join('')
-  const lines = () =>
-    text()
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as Record<string, unknown> & { reqId?: string })
-  return { text, lines, stream }
-}
 
 describe('slow clients', () => {
   let ctx: TestContext
