@@ -56,7 +56,8 @@ const LIMITS = { RATE_LIMIT_PER_HOUR: '1000000000', RATE_LIMIT_PER_SECOND: '1000
  */
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'warn'
 
-function lecternEnv(databaseUrl, extra = {}) {
+/** The environment `lectern` runs in here: the database, the log level and limits above, then `extra`. */
+export function lecternEnv(databaseUrl, extra = {}) {
   const env = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL, ...LIMITS, ...extra }
   delete env.REDIS_URL
   if (extra.REDIS_URL) env.REDIS_URL = extra.REDIS_URL
@@ -140,16 +141,18 @@ export async function waitUntilReady(port, path, child, timeoutMs = 30_000) {
  */
 export async function startLectern(
   databaseUrl,
-  { redisUrl, from = home, env: extraEnv = {}, nodeArgs = [] } = {},
+  { redisUrl, from = home, env: extraEnv = {}, nodeArgs = [], wrapper = [] } = {},
 ) {
   const port = await freePort()
   // Started as an executable, as `npm start` does, so the V8 flags on its first line apply; with
-  // extra Node flags (`--cpu-prof` is refused in NODE_OPTIONS), through node with those flags too.
+  // extra Node flags (`--cpu-prof` is refused in NODE_OPTIONS) or under a `wrapper` command
+  // (valgrind), through node with those flags too.
   const serve = ['serve', '--port', String(port)]
+  const [first, ...rest] = [...wrapper, process.execPath, ...shebangFlags(from), ...nodeArgs]
   const [command, args] =
-    nodeArgs.length === 0
+    nodeArgs.length === 0 && wrapper.length === 0
       ? onCpu(SERVER_CPU, lecternBin(from), serve)
-      : onCpu(SERVER_CPU, process.execPath, [...shebangFlags(from), ...nodeArgs, lecternBin(from), ...serve])
+      : onCpu(SERVER_CPU, first, [...rest, lecternBin(from), ...serve])
   // An API-only instance: the dashboard and the reference page are not what is measured.
   const env = lecternEnv(databaseUrl, {
     HOST: '127.0.0.1',
