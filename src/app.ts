@@ -179,7 +179,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   // A callback hook, not an async one: it never waits, and an async hook costs every request a
   // promise and a turn of the microtask queue. What it throws, Fastify hands to the error handler.
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('X-Request-Id', request.id)
+    // In lower case, as Fastify keeps header names: it need not make a new string of it each time.
+    reply.header('x-request-id', request.id)
     if (closing) {
       reply.header('Connection', 'close')
       throw new ApiError('service_unavailable', 'The server is shutting down, please retry', {

@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { ApiError } from '../errors.js'
 import {
@@ -114,6 +115,45 @@ describe('parseQueryString', () => {
 
   it('never throws on a broken encoding', () => {
     expect({ ...parseQueryString('q=%E0%A4%A&r=%') }).toEqual({ q: '\uFFFD%A', r: '%' })
+  })
+
+  it('reads any query as URLSearchParams does, encoded or not', () => {
+    const alphabet = [
+      'a',
+      'B',
+      '1',
+      '&',
+      '=',
+      '+',
+      '%',
+      '2',
+      '0',
+      'F',
+      ' ',
+      '#',
+      ';',
+      'é',
+      '\u00ff',
+      '\u20ac',
+    ]
+    const query = fc.array(fc.constantFrom(...alphabet), { maxLength: 24 }).map((chars) => chars.join(''))
+    fc.assert(
+      fc.property(query, (raw) => {
+        const expected: Record<string, string | string[]> = {}
+        for (const [name, value] of new URLSearchParams(raw)) {
+          const seen = expected[name]
+          expected[name] = seen === undefined ? value : [seen, value].flat()
+        }
+        expect(Object.entries(parseQueryString(raw))).toEqual(Object.entries(expected))
+      }),
+      { numRuns: 2000 },
+    )
+    expect(Object.entries(parseQueryString('&&a&=b&c=&d=1=2&&'))).toEqual([
+      ['a', ''],
+      ['', 'b'],
+      ['c', ''],
+      ['d', '1=2'],
+    ])
   })
 
   it('gives an object without a prototype, so a parameter named __proto__ is only a parameter', () => {

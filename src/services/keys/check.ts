@@ -61,6 +61,25 @@ export function createKeyChecker(database: Pick<DatabaseHandle, 'db' | 'prepare'
     const [hash = '', formId = ''] = both.split('\n')
     return lookupKeyAndForm(hash, formId)
   })
+  // A row is read once for all the requests sharing its lookup (all of one key hash): its hash is
+  // compared, in constant time, once, not once per request.
+  const matched = new WeakSet<object>()
+  const hashMatches = (row: { key_hash: string }, keyHash: string): boolean => {
+    if (matched.has(row)) return true
+    if (!timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(keyHash))) return false
+    matched.add(row)
+    return true
+  }
+  // A key's `last_used_at` changes once a minute at most: the time read last is parsed once.
+  let lastUsedText = ''
+  let lastUsedMs = 0
+  const lastUsed = (text: string): number => {
+    if (text !== lastUsedText) {
+      lastUsedText = text
+      lastUsedMs = Date.parse(text)
+    }
+    return lastUsedMs
+  }
   /** Audits `key.expired` on the first use after expiry: the guarded update lets one request, on any instance, win. */
   const recordExpiry = (id: string) =>
     db.transaction().execute(async (trx) => {
@@ -79,8 +98,7 @@ export function createKeyChecker(database: Pick<DatabaseHandle, 'db' | 'prepare'
     const [row] = await (formId === undefined
       ? lookupKeyFresh(keyHash)
       : lookupKeyAndFormFresh(`${keyHash}\n${formId}`))
-    if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(keyHash)))
-      return { status: 'invalid' }
+    if (!row || !hashMatches(row, keyHash)) return { status: 'invalid' }
     if (row.revoked_at !== null || row.role === null) return { status: 'invalid' }
     if (row.is_active !== 1 || row.is_disabled === 1) return { status: 'inactive' }
     const current = Date.now()
@@ -88,7 +106,7 @@ export function createKeyChecker(database: Pick<DatabaseHandle, 'db' | 'prepare'
       if (row.expiry_recorded_at === null) await recordExpiry(row.id)
       return { status: 'expired', expiresAt: row.expires_at }
     }
-    if (row.last_used_at === null || current - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS)
+    if (row.last_used_at === null || current - lastUsed(row.last_used_at) >= LAST_USED_RESOLUTION_MS)
       await touchKeyLastUsed(db, row.id, formatTimestamp(new Date(current)))
     return {
       status: 'valid',

@@ -192,10 +192,11 @@ export function listRoute<Item extends TSchema, View extends ListView, Extra = u
       const cacheKey = `${definition.url}|${params.id ?? ''}|${query.page}|${query.pageSize}|${query.filter ?? ''}${extraKey}`
       const kept = cache.get(cacheKey, version)
       const tag = kept?.tag ?? entityTag(cacheKey, version)
+      // Lower-case names, as in the pipeline's headers (see `writeRateLimitHeaders`).
       reply
         .type('application/json; charset=utf-8')
-        .header('ETag', tag)
-        .header('Cache-Control', 'private, no-cache')
+        .header('etag', tag)
+        .header('cache-control', 'private, no-cache')
       const body =
         kept?.body ??
         (await cache.body(cacheKey, version, tag, async () => {

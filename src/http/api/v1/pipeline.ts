@@ -25,6 +25,9 @@ declare module 'fastify' {
 
 const READ_METHODS = new Set(['GET', 'HEAD'])
 
+/** What the pipeline reads of the matched route. */
+type RouteOptions = FastifyRequest['routeOptions']
+
 function methodNotAllowed(method: string): ApiError {
   return new ApiError('method_not_allowed', `Method ${method} is not allowed: this API is read-only`, {
     Allow: 'GET, HEAD',
@@ -89,16 +92,20 @@ export function registerApiPipeline(
   const authenticateAndCount = keyCheckAndCount(deps.keys, deps.limiter)
   let policy = { limit: -1, value: '' }
 
-  /** Writes a counted request's rate-limit headers; the limits never change, so the policy is written once. */
+  /**
+   * Writes a counted request's rate-limit headers; the limits never change, so the policy is written
+   * once. Header names on the read path are given in lower case, as Fastify keeps them: a name it
+   * lower-cases is a new string on every request, which V8 must look up before using it as a key.
+   */
   const writeRateLimitHeaders = (reply: FastifyReply, decision: RateLimitDecision) => {
     if (policy.limit !== decision.limit)
       policy = { limit: decision.limit, value: rateLimitPolicy(decision.limit, deps.perSecond) }
     reply.headers({
-      'X-RateLimit-Limit': decision.limit,
-      'X-RateLimit-Remaining': decision.remaining,
-      'X-RateLimit-Reset': decision.resetAt,
-      'RateLimit-Policy': policy.value,
-      RateLimit: rateLimitItems(decision),
+      'x-ratelimit-limit': decision.limit,
+      'x-ratelimit-remaining': decision.remaining,
+      'x-ratelimit-reset': decision.resetAt,
+      'ratelimit-policy': policy.value,
+      ratelimit: rateLimitItems(decision),
     })
   }
 
@@ -107,9 +114,11 @@ export function registerApiPipeline(
   // query are known here.
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const readMethod = READ_METHODS.has(request.method)
+    // Read once: Fastify builds this object anew on every read.
+    const route = request.routeOptions
     let checked: { key: AuthenticatedKey; decision: RateLimitDecision }
     try {
-      checked = await authenticateAndCount(authorizationHeader(request), formToRead(request))
+      checked = await authenticateAndCount(authorizationHeader(request), formToRead(request, route))
     } catch (error) {
       if (!readMethod && error instanceof ApiError) throw methodNotAllowed(request.method)
       throw error
@@ -125,9 +134,9 @@ export function registerApiPipeline(
     }
     if (!readMethod) throw methodNotAllowed(request.method)
     request.apiKey = key
-    const warning = unknownParametersWarning(request)
+    const warning = unknownParametersWarning(request, route)
     if (warning) reply.header('Lectern-Warning', warning)
-    const permission = request.routeOptions.config.permission
+    const permission = route.config.permission
     if (permission) {
       // Decided before the handler runs, so no cached response of a wider key is ever reached.
       const formId = (request.params as { id?: string } | undefined)?.id
@@ -202,8 +211,8 @@ const MAX_NAMED_LENGTH = 64
  * and this makes a typo (`pagesize`) visible. Names are percent-encoded, so whatever a client sends
  * stays a valid header value, and at most a few are named.
  */
-function unknownParametersWarning(request: FastifyRequest): string | undefined {
-  const schema = request.routeOptions.schema?.querystring as { properties?: object } | undefined
+function unknownParametersWarning(request: FastifyRequest, route: RouteOptions): string | undefined {
+  const schema = route.schema?.querystring as { properties?: object } | undefined
   if (!schema?.properties) return undefined
   const known = knownParameters(schema.properties)
   const unknown = Object.keys(request.query as object).filter((name) => !known.has(name))
@@ -246,8 +255,8 @@ type AuthenticatedKey = {
  * The form whose state a request reads with its key: the route's `formParam`, when it is an id of
  * the id alphabet (any other names no form, and is answered without a query).
  */
-function formToRead(request: FastifyRequest): string | undefined {
-  const name = request.routeOptions.config.formParam
+function formToRead(request: FastifyRequest, route: RouteOptions): string | undefined {
+  const name = route.config.formParam
   if (name === undefined) return undefined
   const id = (request.params as Record<string, string | undefined> | undefined)?.[name]
   return id !== undefined && isSafeId(id) ? id : undefined
