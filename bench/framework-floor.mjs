@@ -10,14 +10,15 @@
 //   node bench/framework-floor.mjs                 # the submissions hot list, 6 rounds of 4 s
 //   BENCH_LIST=forms BENCH_ROUNDS=10 node bench/framework-floor.mjs
 import { spawn } from 'node:child_process'
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { readConfig } from './lib/config.mjs'
 import { ensureDataset } from './lib/dataset.mjs'
 import { ensureSqliteDatabase } from './lib/imports.mjs'
-import { createApiKey, fetchRaw, ROOT, startLectern, waitUntilReady } from './lib/lectern.mjs'
-import { freePort, LOAD_CPU, onCpu, processCpuMs, SERVER_CPU, stopProcess } from './lib/processes.mjs'
+import { createApiKey, ROOT, startLectern } from './lib/lectern.mjs'
+import { LOAD_CPU, onCpu, processCpuMs } from './lib/processes.mjs'
+import { startReplay, writeFixture } from './lib/replay.mjs'
 import { median } from './lib/stats.mjs'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
@@ -26,19 +27,6 @@ const LIST = process.env.BENCH_LIST ?? 'submissions'
 
 const config = readConfig()
 const log = (message) => process.stderr.write(`[framework-floor] ${message}\n`)
-
-/** One replaying server (bare or framework) on the server's core, answering `fixtureFile`'s bytes. */
-async function startReplay(script, fixtureFile) {
-  const port = await freePort()
-  const [command, args] = onCpu(SERVER_CPU, process.execPath, [
-    join(ROOT, 'bench', 'lib', script),
-    fixtureFile,
-    String(port),
-  ])
-  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
-  await waitUntilReady(port, '/', child)
-  return { port, pid: child.pid, stop: () => stopProcess(child) }
-}
 
 /** One closed-loop run (10 connections) on the load generator's core: req/s and the server's CPU per request. */
 function measure(server, path, key) {
@@ -92,13 +80,8 @@ try {
       : `/api/v1/forms/${dataset.description.bigFormId}/submissions?page=1&pageSize=20`
   const lectern = await startLectern(url)
   servers.push({ name: 'Lectern', ...lectern })
-  const fixture = await fetchRaw(lectern.port, path, { authorization: `Bearer ${key}` })
-  if (fixture.status !== 200) throw new Error(`${path} answered ${fixture.status}`)
   const fixtureFile = join(dir, 'fixture.json')
-  writeFileSync(
-    fixtureFile,
-    JSON.stringify({ status: 200, rawHeaders: fixture.rawHeaders, body: fixture.body.toString('base64') }),
-  )
+  await writeFixture(lectern.port, path, key, fixtureFile)
   servers.push({ name: 'framework', ...(await startReplay('framework-server.mjs', fixtureFile)) })
   servers.push({ name: 'bare', ...(await startReplay('bare-server.mjs', fixtureFile)) })
   log(`${LIST} hot list, ${ROUNDS} rounds of ${SECONDS} s, the order reversed each round`)

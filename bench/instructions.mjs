@@ -14,6 +14,7 @@
 //   node bench/instructions.mjs                                  # the forms hot list, this build
 //   BENCH_BEFORE_DIR=../lectern-old node bench/instructions.mjs  # an earlier build (built) first, then this one
 //   BENCH_PATH='/api/v1/pages?page=1&pageSize=20' BENCH_RUNS=2 node bench/instructions.mjs
+//   BENCH_FLOORS=1 node bench/instructions.mjs                   # also the framework's floor and the bare server
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
@@ -24,6 +25,7 @@ import { readConfig } from './lib/config.mjs'
 import { ensureDataset } from './lib/dataset.mjs'
 import { ensureSqliteDatabase } from './lib/imports.mjs'
 import { createApiKey, lecternHome, snapshotBuild, startLectern } from './lib/lectern.mjs'
+import { startReplay, writeFixture } from './lib/replay.mjs'
 import { median } from './lib/stats.mjs'
 
 const PATH = process.env.BENCH_PATH ?? '/api/v1/forms?page=1&pageSize=20'
@@ -32,6 +34,7 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2_000)
 const PHASES = Number(process.env.BENCH_PHASES ?? 4)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4)
 const RUNS = Number(process.env.BENCH_RUNS ?? 1)
+const FLOORS = process.env.BENCH_FLOORS === '1'
 
 const config = readConfig()
 const log = (message) => process.stderr.write(`[instructions] ${message}\n`)
@@ -62,14 +65,16 @@ async function load(port, key, agent, count) {
   )
 }
 
-/** One build under callgrind: each phase's instructions per request, main thread and the others. */
-async function count(home, url, key, dir) {
+/** One server under callgrind (`start` given valgrind's command): each phase's instructions per request, main thread and the others. */
+async function count(start, key, dir) {
   const outFile = join(dir, `callgrind-${Date.now()}.out`)
-  const server = await startLectern(url, {
-    from: home,
-    env: names,
-    wrapper: ['valgrind', '--tool=callgrind', '--separate-threads=yes', `--callgrind-out-file=${outFile}`],
-  })
+  const server = await start([
+    'valgrind',
+    '--quiet',
+    '--tool=callgrind',
+    '--separate-threads=yes',
+    `--callgrind-out-file=${outFile}`,
+  ])
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS })
   try {
     await load(server.port, key, agent, WARMUP)
@@ -100,13 +105,28 @@ try {
   copyFileSync(source.file, join(dir, 'lectern.db'))
   const url = `sqlite:${join(dir, 'lectern.db')}`
   const key = await createApiKey(url)
-  const settled = new Map(builds.map((build) => [build.name, []]))
+  const servers = builds.map((build) => ({
+    name: build.name,
+    start: (wrapper) => startLectern(url, { from: build.home, env: names, wrapper }),
+  }))
+  if (FLOORS) {
+    // The floors replay this build's answer: the same status, headers and body, byte for byte.
+    const lectern = await startLectern(url)
+    const fixture = join(dir, 'fixture.json')
+    await writeFixture(lectern.port, PATH, key, fixture).finally(() => lectern.stop())
+    for (const [name, script] of [
+      ['framework', 'framework-server.mjs'],
+      ['bare', 'bare-server.mjs'],
+    ])
+      servers.push({ name, start: (wrapper) => startReplay(script, fixture, { wrapper, env: names }) })
+  }
+  const settled = new Map(servers.map((server) => [server.name, []]))
   for (let run = 0; run < RUNS; run++) {
-    for (const build of builds) {
+    for (const build of servers) {
       log(
         `${build.name}: ${WARMUP} requests, then ${PHASES} phases of ${REQUESTS} (${CONNECTIONS} connections)`,
       )
-      const phases = await count(build.home, url, key, dir)
+      const phases = await count(build.start, key, dir)
       const shown = phases.map(({ main, others }) => `${Math.round(main)} + ${Math.round(others)}`)
       log(`${build.name}: main thread + other threads per request: ${shown.join(', ')}`)
       settled.get(build.name).push(...settledPhases(phases).map((phase) => phase.main))

@@ -1,19 +1,16 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 // @ts-expect-error: the benchmark is plain JavaScript, without declarations.
-import { waitUntilReady } from '../../bench/lib/lectern.mjs'
-// @ts-expect-error: the benchmark is plain JavaScript, without declarations.
-import { freePort } from '../../bench/lib/processes.mjs'
+import { startReplay } from '../../bench/lib/replay.mjs'
 
 // The bare server is the limit every scenario is compared with: the reads get exactly the fixture's
 // bytes, and the posts of reads under writes an answer the writer counts as taken (201 with an id).
 
 const body = JSON.stringify({ data: [{ id: 'frm_1' }], meta: { total: 1 } })
 let dir: string
-let server: ChildProcess
+let server: { port: number; stop(): Promise<void> } | undefined
 let port: number
 
 beforeAll(async () => {
@@ -27,13 +24,13 @@ beforeAll(async () => {
       body: Buffer.from(body).toString('base64'),
     }),
   )
-  port = await freePort()
-  server = spawn(process.execPath, ['bench/lib/bare-server.mjs', fixture, String(port)], { stdio: 'ignore' })
-  await waitUntilReady(port, '/', server)
+  // Started as the benchmarks start it (`lib/replay.mjs`).
+  server = await startReplay('bare-server.mjs', fixture)
+  port = (server as { port: number }).port
 })
 
-afterAll(() => {
-  server?.kill()
+afterAll(async () => {
+  await server?.stop()
   rmSync(dir, { recursive: true, force: true })
 })
 
