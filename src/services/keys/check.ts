@@ -62,12 +62,12 @@ export function createKeyChecker(database: Pick<DatabaseHandle, 'db' | 'prepare'
     return lookupKeyAndForm(hash, formId)
   })
   // A row is read once for all the requests sharing its lookup (all of one key hash): its hash is
-  // compared, in constant time, once, not once per request.
-  const matched = new WeakSet<object>()
+  // compared, in constant time, once for the hash that matched it, not once per request.
+  const matched = new WeakMap<object, string>()
   const hashMatches = (row: { key_hash: string }, keyHash: string): boolean => {
-    if (matched.has(row)) return true
+    if (matched.get(row) === keyHash) return true
     if (!timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(keyHash))) return false
-    matched.add(row)
+    matched.set(row, keyHash)
     return true
   }
   // A key's `last_used_at` changes once a minute at most: the time read last is parsed once.
