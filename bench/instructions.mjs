@@ -122,14 +122,14 @@ try {
   }
   const settled = new Map(servers.map((server) => [server.name, []]))
   for (let run = 0; run < RUNS; run++) {
-    for (const build of servers) {
+    for (const server of servers) {
       log(
-        `${build.name}: ${WARMUP} requests, then ${PHASES} phases of ${REQUESTS} (${CONNECTIONS} connections)`,
+        `${server.name}: ${WARMUP} requests, then ${PHASES} phases of ${REQUESTS} (${CONNECTIONS} connections)`,
       )
-      const phases = await count(build.start, key, dir)
+      const phases = await count(server.start, key, dir)
       const shown = phases.map(({ main, others }) => `${Math.round(main)} + ${Math.round(others)}`)
-      log(`${build.name}: main thread + other threads per request: ${shown.join(', ')}`)
-      settled.get(build.name).push(...settledPhases(phases).map((phase) => phase.main))
+      log(`${server.name}: main thread + other threads per request: ${shown.join(', ')}`)
+      settled.get(server.name).push(...settledPhases(phases).map((phase) => phase.main))
     }
   }
   console.log(`${PATH}, instructions of the main thread per request (median of the settled phases):`)

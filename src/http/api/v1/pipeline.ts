@@ -135,7 +135,7 @@ export function registerApiPipeline(
     if (!readMethod) throw methodNotAllowed(request.method)
     request.apiKey = key
     const warning = unknownParametersWarning(request, route)
-    if (warning) reply.header('Lectern-Warning', warning)
+    if (warning) reply.header('lectern-warning', warning)
     const permission = route.config.permission
     if (permission) {
       // Decided before the handler runs, so no cached response of a wider key is ever reached.
