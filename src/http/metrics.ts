@@ -1,10 +1,11 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { FastifyInstance, LogLevel } from 'fastify'
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
 import type { DatabaseHandle } from '../db/database.js'
 import { ApiError, type ErrorStyle, errorLabel } from '../errors.js'
 import type { RateLimiter } from '../ratelimit/limiter.js'
+import { registerRequestMetrics } from './request-metrics.js'
 
 export interface Metrics {
   registry: Registry
@@ -143,19 +144,7 @@ export function registerMetrics(
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: 'lectern_' })
 
-  const requests = new Counter({
-    name: 'lectern_http_requests_total',
-    help: 'HTTP requests by method, route and status',
-    labelNames: ['method', 'route', 'status'],
-    registers: [registry],
-  })
-  const latency = new Histogram({
-    name: 'lectern_http_request_duration_seconds',
-    help: 'Time from request to response, by method and route',
-    labelNames: ['method', 'route'],
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
-  })
+  const requests = registerRequestMetrics(registry)
   const rateLimitRejections = new Counter({
     name: 'lectern_rate_limit_rejections_total',
     help: 'Requests refused with 429',
@@ -196,8 +185,7 @@ export function registerMetrics(
   app.addHook('onResponse', (request, reply, done) => {
     // The route pattern, not the URL, keeps the label set small (ids never become labels).
     const route = request.routeOptions.url ?? 'unmatched'
-    requests.inc({ method: request.method, route, status: reply.statusCode })
-    latency.observe({ method: request.method, route }, reply.elapsedTime / 1000)
+    requests.record(request.method, route, reply.statusCode, reply.elapsedTime / 1000)
     done()
   })
 

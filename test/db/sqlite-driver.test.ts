@@ -48,6 +48,25 @@ describe.runIf(TEST_DIALECT === 'sqlite')('the SQLite driver', () => {
     connection.close()
   })
 
+  it('reads rows as arrays in column order, with the columns named, on either driver', () => {
+    const connection = openSqliteConnection(':memory:')
+    connection.exec('create table notes (id integer primary key, body text, score real, raw blob)')
+    connection.exec("insert into notes (body, score, raw) values ('first', 1.5, x'00ff'), (null, null, null)")
+    const select = connection.prepareArrays(
+      'select id, body, score, raw, id as again from notes where id >= ?',
+    )
+    expect(select.columns).toEqual(['id', 'body', 'score', 'raw', 'again'])
+    const rows = select.all([1])
+    expect(rows.map((row) => row.slice(0, 3))).toEqual([
+      [1, 'first', 1.5],
+      [2, null, null],
+    ])
+    expect(Buffer.from(rows[0]?.[3] as Uint8Array)).toEqual(Buffer.from([0, 255]))
+    expect(rows.map((row) => row[4])).toEqual([1, 2])
+    expect(select.all([3])).toEqual([])
+    connection.close()
+  })
+
   it('names a taken unique value and a locked database as better-sqlite3 does, on either driver', () => {
     const file = join(dir, 'codes.db')
     const connection = openSqliteConnection(file)

@@ -25,7 +25,7 @@ import {
   DEFAULT_AUTOCHECKPOINT_PAGES,
   startBackgroundCheckpoints,
 } from './sqlite-checkpoints.js'
-import { openSqliteConnection, type SqliteConnection } from './sqlite-driver.js'
+import { openSqliteConnection, type SqliteArrayStatement, type SqliteConnection } from './sqlite-driver.js'
 
 export const SQLITE_ERROR_CODES: DriverErrorCodes = {
   // better-sqlite3 names the extended codes, node:sqlite the primary one (see `sqlite-driver.ts`).
@@ -90,12 +90,15 @@ export function openSqlite(
     poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
     prepare<Row>(query: Compilable<Row>): PreparedQuery<Row> {
       const compiled = query.compile()
-      let statement: SqliteStatement | undefined
+      let statement: SqliteArrayStatement | undefined
       return async (values = {}) => {
         try {
           // Prepared on first use, so a query may be defined before its table exists.
-          statement ??= sqlite.prepare(compiled.sql)
-          return statement.all(bindValues(compiled.parameters, values)) as Row[]
+          statement ??= sqlite.prepareArrays(compiled.sql)
+          return rowObjects(
+            statement.columns,
+            statement.all(bindValues(compiled.parameters, values)),
+          ) as Row[]
         } catch (error) {
           throw translateDatabaseError(error, SQLITE_ERROR_CODES)
         }
@@ -276,4 +279,13 @@ export async function withSqliteSubmissionsIndexRebuilt<T>(
   // The definitions are the schema's own, read back from the database, not input.
   for (const index of indexes) await sql.raw(index.sql).execute(trx)
   return result
+}
+
+/** Rows as objects keyed by column name, as the drivers would make them (a later column of one name wins). */
+function rowObjects(columns: readonly string[], rows: unknown[][]): Record<string, unknown>[] {
+  return rows.map((values) => {
+    const row: Record<string, unknown> = {}
+    for (let index = 0; index < columns.length; index++) row[columns[index] as string] = values[index]
+    return row
+  })
 }

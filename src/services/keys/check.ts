@@ -50,26 +50,18 @@ export type KeyCheck =
 export function createKeyChecker(database: Pick<DatabaseHandle, 'db' | 'prepare'>) {
   const db = database.db
   // One prepared statement per request, returning the key, its creator's role and the versions of
-  // forms, pages and redirects together.
+  // forms, pages and redirects together. The row's hash is compared with the one looked up, in
+  // constant time, once per lookup: every request sharing a lookup presented that hash.
   const lookupKey = prepareKeyLookup(database)
   // Requests with one key in the same turn of the event loop, or arriving while its lookup runs,
   // share the next lookup, never one that started before they arrived.
-  const lookupKeyFresh = sharedFreshLookups(lookupKey)
+  const lookupKeyFresh = sharedFreshLookups(async (hash: string) => matching(await lookupKey(hash), hash))
   // With a form's state: shared only by requests of the same key for the same form.
   const lookupKeyAndForm = prepareKeyAndFormLookup(database)
-  const lookupKeyAndFormFresh = sharedFreshLookups((both: string) => {
+  const lookupKeyAndFormFresh = sharedFreshLookups(async (both: string) => {
     const [hash = '', formId = ''] = both.split('\n')
-    return lookupKeyAndForm(hash, formId)
+    return matching(await lookupKeyAndForm(hash, formId), hash)
   })
-  // A row is read once for all the requests sharing its lookup (all of one key hash): its hash is
-  // compared, in constant time, once for the hash that matched it, not once per request.
-  const matched = new WeakMap<object, string>()
-  const hashMatches = (row: { key_hash: string }, keyHash: string): boolean => {
-    if (matched.get(row) === keyHash) return true
-    if (!timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(keyHash))) return false
-    matched.set(row, keyHash)
-    return true
-  }
   // A key's `last_used_at` changes once a minute at most: the time read last is parsed once.
   let lastUsedText = ''
   let lastUsedMs = 0
@@ -98,7 +90,7 @@ export function createKeyChecker(database: Pick<DatabaseHandle, 'db' | 'prepare'
     const [row] = await (formId === undefined
       ? lookupKeyFresh(keyHash)
       : lookupKeyAndFormFresh(`${keyHash}\n${formId}`))
-    if (!row || !hashMatches(row, keyHash)) return { status: 'invalid' }
+    if (!row) return { status: 'invalid' }
     if (row.revoked_at !== null || row.role === null) return { status: 'invalid' }
     if (row.is_active !== 1 || row.is_disabled === 1) return { status: 'inactive' }
     const current = Date.now()
@@ -121,6 +113,15 @@ export function createKeyChecker(database: Pick<DatabaseHandle, 'db' | 'prepare'
       ...(formId === undefined ? {} : { form: formOf(row) }),
     }
   }
+}
+
+/** The rows whose hash is `keyHash`, compared in constant time (the lookup already matched it by index). */
+function matching<Row extends { key_hash: string }>(rows: Row[], keyHash: string): Row[] {
+  const presented = Buffer.from(keyHash)
+  return rows.filter((row) => {
+    const stored = Buffer.from(row.key_hash)
+    return stored.length === presented.length && timingSafeEqual(stored, presented)
+  })
 }
 
 /** The form's state read with the key; a form without its counts row reads as absent, as alone. */
