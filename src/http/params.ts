@@ -56,6 +56,10 @@ export function listQuerySchema(filter?: BooleanFilter, extra: Record<string, TS
   })
 }
 
+// Made once: a message built where it is passed would be joined again on every request.
+const PAGE_PROBLEM = `Parameter 'page' must be an integer between 1 and ${Number.MAX_SAFE_INTEGER}`
+const PAGE_SIZE_PROBLEM = `Page size (parameter 'pageSize') must be between 1 and ${MAX_PAGE_SIZE}`
+
 /**
  * Parses `page`, `pageSize` and the endpoint's filter; every violation, with the `problems` the
  * endpoint's own parameters had, is listed in one 400.
@@ -80,20 +84,8 @@ export function parseListQuery(query: RawQuery, filter?: BooleanFilter, problems
     return value
   }
 
-  const page = integer(
-    'page',
-    1,
-    1,
-    Number.MAX_SAFE_INTEGER,
-    `Parameter 'page' must be an integer between 1 and ${Number.MAX_SAFE_INTEGER}`,
-  )
-  const pageSize = integer(
-    'pageSize',
-    DEFAULT_PAGE_SIZE,
-    1,
-    MAX_PAGE_SIZE,
-    `Page size (parameter 'pageSize') must be between 1 and ${MAX_PAGE_SIZE}`,
-  )
+  const page = integer('page', 1, 1, Number.MAX_SAFE_INTEGER, PAGE_PROBLEM)
+  const pageSize = integer('pageSize', DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE, PAGE_SIZE_PROBLEM)
   let filterValue: boolean | undefined
   if (filter) {
     const raw = single(filter)

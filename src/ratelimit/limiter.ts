@@ -34,6 +34,8 @@ export interface RateLimits {
  */
 export interface RateLimiter {
   consume(key: string): Promise<RateLimitDecision>
+  /** The same, for a store that answers at once (memory): no promise to wait for. */
+  consumeSync?(key: string): RateLimitDecision
   /**
    * Takes back a request `consume` allowed, for a caller that charged before it knew whether the
    * request should count (the API counts a known key while its lookup runs, and a key found revoked

@@ -59,14 +59,17 @@ export class MemoryRateLimiter implements RateLimiter {
       this.states.set(key, state)
     }
     const windowEnd = state.windowStart + HOUR_MS
-    const decision = (allowed: boolean, retryAfterMs?: number): RateLimitDecision => ({
-      allowed,
-      limit: perHour,
-      remaining: Math.max(0, perHour - state.count),
-      resetAt: Math.ceil(windowEnd / 1000),
-      ...(retryAfterMs === undefined ? {} : { retryAfter: Math.max(1, Math.ceil(retryAfterMs / 1000)) }),
-      ...(allowed ? { charge: { store: 'memory' as const, at: now, windowStart: state.windowStart } } : {}),
-    })
+    const decision = (allowed: boolean, retryAfterMs?: number): RateLimitDecision => {
+      const made: RateLimitDecision = {
+        allowed,
+        limit: perHour,
+        remaining: Math.max(0, perHour - state.count),
+        resetAt: Math.ceil(windowEnd / 1000),
+      }
+      if (retryAfterMs !== undefined) made.retryAfter = Math.max(1, Math.ceil(retryAfterMs / 1000))
+      if (allowed) made.charge = { store: 'memory', at: now, windowStart: state.windowStart }
+      return made
+    }
     if (state.count >= perHour) return decision(false, windowEnd - now)
     forgetAged(state, now)
     const recent = state.recent

@@ -110,7 +110,7 @@ export function createKeyChecker(database: Pick<DatabaseHandle, 'db' | 'prepare'
         pages: Number(row.pages_version),
         redirects: Number(row.redirects_version),
       },
-      ...(formId === undefined ? {} : { form: formOf(row) }),
+      form: formId === undefined ? undefined : formOf(row),
     }
   }
 }

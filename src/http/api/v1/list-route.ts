@@ -180,11 +180,9 @@ export function listRoute<Item extends TSchema, View extends ListView, Extra = u
       const params = request.params as Record<string, string>
       // The pipeline authenticated the request and read the kinds' versions with the key; a view
       // that does not exist (an unknown form) is refused here, whatever If-None-Match says.
-      const view = await definition.view(
-        params,
-        request.apiKey?.versions as KindVersions,
-        request.apiKey?.form,
-      )
+      const viewed = definition.view(params, request.apiKey?.versions as KindVersions, request.apiKey?.form)
+      // Most views are known at once: awaiting one that is not a promise still costs a turn.
+      const view = viewed instanceof Promise ? await viewed : viewed
       const version = view.version
       // Only the request's path and query: the pipeline refused any key that may not read them
       // before this handler ran, so an entry serves every key allowed here and no other.
