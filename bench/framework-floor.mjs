@@ -7,8 +7,12 @@
 // On a copy of the 1k dataset's SQLite file (generated and imported on first use, as `npm run bench`
 // does). Run `npm run build` first: this measures dist/.
 //
+// With `BENCH_BEFORE_DIR` (a built checkout), that build serves beside this one in the same
+// rounds, and each round's ratio of the two is printed with their median.
+//
 //   node bench/framework-floor.mjs                 # the submissions hot list, 6 rounds of 4 s
 //   BENCH_LIST=forms BENCH_ROUNDS=10 node bench/framework-floor.mjs
+//   BENCH_BEFORE_DIR=../lectern-old BENCH_LIST=forms BENCH_ROUNDS=16 node bench/framework-floor.mjs
 import { spawn } from 'node:child_process'
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -16,7 +20,7 @@ import { join } from 'node:path'
 import { readConfig } from './lib/config.mjs'
 import { ensureDataset } from './lib/dataset.mjs'
 import { ensureSqliteDatabase } from './lib/imports.mjs'
-import { createApiKey, ROOT, startLectern } from './lib/lectern.mjs'
+import { createApiKey, ROOT, snapshotBuild, startLectern } from './lib/lectern.mjs'
 import { LOAD_CPU, onCpu, processCpuMs } from './lib/processes.mjs'
 import { startReplay, writeFixture } from './lib/replay.mjs'
 import { median } from './lib/stats.mjs'
@@ -80,6 +84,10 @@ try {
       : `/api/v1/forms/${dataset.description.bigFormId}/submissions?page=1&pageSize=20`
   const lectern = await startLectern(url)
   servers.push({ name: 'Lectern', ...lectern })
+  if (process.env.BENCH_BEFORE_DIR) {
+    const before = snapshotBuild(process.env.BENCH_BEFORE_DIR, join(dir, 'build-before'))
+    servers.push({ name: 'before', ...(await startLectern(url, { from: before })) })
+  }
   const fixtureFile = join(dir, 'fixture.json')
   await writeFixture(lectern.port, path, key, fixtureFile)
   servers.push({ name: 'framework', ...(await startReplay('framework-server.mjs', fixtureFile)) })
@@ -105,6 +113,15 @@ try {
   console.log(
     `  the framework adds ${(cpu('framework') - cpu('bare')).toFixed(1)} µs to the bare server; Lectern's own work ${(cpu('Lectern') - cpu('framework')).toFixed(1)} µs more`,
   )
+  if (results.has('before')) {
+    // Each round's two runs are next to each other: their ratio shares that moment's machine.
+    const ratios = results
+      .get('Lectern')
+      .map((after, round) => after.cpuUsPerRequest / results.get('before')[round].cpuUsPerRequest)
+    console.log(
+      `  this build's CPU per request against the earlier build's, by round: ${ratios.map((r) => r.toFixed(2)).join(' ')}; median ${median(ratios).toFixed(3)}`,
+    )
+  }
 } finally {
   for (const server of servers) await server.stop()
   rmSync(dir, { recursive: true, force: true })
