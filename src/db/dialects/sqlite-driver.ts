@@ -40,11 +40,16 @@ type NodeSqlite = typeof import('node:sqlite')
 
 /**
  * Node's own `node:sqlite`, when this runtime has all of it that Lectern uses (a statement's
- * `columns()` arrived in 22.16), or undefined: Node 20 has no `node:sqlite` at all.
+ * `columns()` and `setReturnArrays()` arrived in 22.16), or undefined: Node 20 has no `node:sqlite`
+ * at all.
  */
 function nodeSqlite(): NodeSqlite | undefined {
   loaded ??= loadQuietly('node:sqlite') ?? null
-  return loaded !== null && typeof loaded.StatementSync.prototype.columns === 'function' ? loaded : undefined
+  if (loaded === null) return undefined
+  const statement = loaded.StatementSync.prototype
+  return typeof statement.columns === 'function' && typeof statement.setReturnArrays === 'function'
+    ? loaded
+    : undefined
 }
 let loaded: NodeSqlite | null | undefined
 
