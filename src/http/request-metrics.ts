@@ -60,10 +60,6 @@ export class RequestTally {
   *tallies(): IterableIterator<Readonly<RouteTally>> {
     for (const methods of this.routes.values()) yield* methods.values()
   }
-
-  clear(): void {
-    this.routes.clear()
-  }
 }
 
 type DurationLabel = 'method' | 'route' | 'le'

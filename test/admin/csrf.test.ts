@@ -228,6 +228,8 @@ describe('CSRF protection of every state-changing dashboard route', () => {
       ['an empty token', { _csrf: '' }, {}],
       ['a wrong token', { _csrf: `${valid.slice(0, -1)}${valid.endsWith('A') ? 'B' : 'A'}` }, {}],
       ["another session's token", { _csrf: other.csrf }, {}],
+      // As many characters as the token, one of them two bytes: a mismatch, not a comparison that throws.
+      ['a token with a character of two bytes', { _csrf: `${valid.slice(0, -1)}é` }, {}],
       ['a cross-site origin', { _csrf: valid }, { origin: 'https://evil.example' }],
       ['a cross-site fetch', { _csrf: valid }, { 'sec-fetch-site': 'cross-site' }],
     ]

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto'
+import { secretsMatch } from '../../constant-time.js'
 import { type FormState, formState } from '../../db/content-version.js'
 import type { DatabaseHandle } from '../../db/database.js'
 import {
@@ -117,11 +117,7 @@ export function createKeyChecker(database: Pick<DatabaseHandle, 'db' | 'prepare'
 
 /** The rows whose hash is `keyHash`, compared in constant time (the lookup already matched it by index). */
 function matching<Row extends { key_hash: string }>(rows: Row[], keyHash: string): Row[] {
-  const presented = Buffer.from(keyHash)
-  return rows.filter((row) => {
-    const stored = Buffer.from(row.key_hash)
-    return stored.length === presented.length && timingSafeEqual(stored, presented)
-  })
+  return rows.filter((row) => secretsMatch(row.key_hash, keyHash))
 }
 
 /** The form's state read with the key; a form without its counts row reads as absent, as alone. */

@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
+import { secretsMatch } from '../../constant-time.js'
 
 /** 32 random bytes, base64url: what a session token looks like. Anything else is not looked up. */
 export const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/
@@ -8,8 +9,7 @@ export const hashToken = (token: string) => createHash('sha256').update(token).d
 
 /** Compares a submitted CSRF token with the session's in constant time. */
 export function csrfTokenMatches(expected: string, given: unknown): boolean {
-  if (typeof given !== 'string' || given.length !== expected.length) return false
-  return timingSafeEqual(Buffer.from(given), Buffer.from(expected))
+  return typeof given === 'string' && secretsMatch(expected, given)
 }
 
 /** A fresh random token (256 bits, base64url), for session cookies and CSRF tokens. */
